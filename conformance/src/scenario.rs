@@ -1,0 +1,287 @@
+//! Loading scenario files (format: `../shared/cases/README.md`) and the small
+//! helpers every primitive's runner shares: step time, typed field access, verdicts.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+/// The primitives a scenario can exercise (exactly one per file).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Primitive {
+    /// `breaker`
+    Breaker,
+    /// `backoff`
+    Backoff,
+    /// `retry_budget`
+    RetryBudget,
+    /// `retry_throttle`
+    RetryThrottle,
+    /// `semaphore`
+    Semaphore,
+    /// `deadline`
+    Deadline,
+    /// `health`
+    Health,
+}
+
+impl Primitive {
+    const ALL: [(Self, &'static str); 7] = [
+        (Self::Breaker, "breaker"),
+        (Self::Backoff, "backoff"),
+        (Self::RetryBudget, "retry_budget"),
+        (Self::RetryThrottle, "retry_throttle"),
+        (Self::Semaphore, "semaphore"),
+        (Self::Deadline, "deadline"),
+        (Self::Health, "health"),
+    ];
+
+    /// The scenario key naming this primitive.
+    #[must_use]
+    pub fn key(self) -> &'static str {
+        Self::ALL.iter().find(|(p, _)| *p == self).map_or("?", |(_, k)| k)
+    }
+}
+
+/// One parsed scenario file.
+#[derive(Debug)]
+pub struct Scenario {
+    /// File name without `.json`: what the runner prints.
+    pub id: String,
+    /// The scenario's own `name`.
+    pub name: String,
+    /// Which primitive it exercises.
+    pub primitive: Primitive,
+    /// The primitive's configuration object.
+    pub config: Map<String, Value>,
+    /// The steps, in order.
+    pub steps: Vec<Map<String, Value>>,
+}
+
+/// How one scenario ended.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Every step held.
+    Pass,
+    /// The first mismatch, already formatted.
+    Fail(String),
+    /// Not run, with the reason.
+    Skip(String),
+}
+
+/// A step that did not hold: `step i (0-based): …`.
+#[derive(Debug)]
+pub struct StepError {
+    /// 0-based index of the step.
+    pub step: usize,
+    /// What went wrong.
+    pub message: String,
+}
+
+impl fmt::Display for StepError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "step {} (0-based): {}", self.step, self.message)
+    }
+}
+
+impl StepError {
+    /// `expected X, got Y`.
+    pub fn mismatch(step: usize, expected: impl fmt::Debug, got: impl fmt::Debug) -> Self {
+        Self { step, message: format!("expected {expected:?}, got {got:?}") }
+    }
+
+    /// A malformed step.
+    pub fn malformed(step: usize, message: impl Into<String>) -> Self {
+        Self { step, message: format!("malformed: {}", message.into()) }
+    }
+}
+
+impl Scenario {
+    /// Parse one file; an error describes what is malformed.
+    pub fn load(path: &Path) -> Result<Self, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))?;
+        let v: Value = serde_json::from_str(&text).map_err(|e| format!("not JSON: {e}"))?;
+        let Value::Object(mut top) = v else { return Err("top level is not an object".into()) };
+        let id = path.file_stem().and_then(|s| s.to_str()).unwrap_or("?").to_owned();
+        let name = match top.remove("name") {
+            Some(Value::String(s)) => s,
+            _ => return Err("missing string `name`".into()),
+        };
+        top.remove("source");
+        let steps = match top.remove("steps") {
+            Some(Value::Array(a)) => a
+                .into_iter()
+                .enumerate()
+                .map(|(i, s)| match s {
+                    Value::Object(m) => Ok(m),
+                    _ => Err(format!("step {i} is not an object")),
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+            _ => return Err("missing array `steps`".into()),
+        };
+        let mut found = Primitive::ALL.iter().filter(|(_, k)| top.contains_key(*k));
+        let (Some((primitive, key)), None) = (found.next(), found.next()) else {
+            return Err("needs exactly one primitive key".into());
+        };
+        let config = match top.remove(*key) {
+            Some(Value::Object(m)) => m,
+            _ => return Err(format!("`{key}` is not an object")),
+        };
+        if let Some(extra) = top.keys().next() {
+            return Err(format!("unknown top-level key `{extra}`"));
+        }
+        Ok(Self { id, name, primitive: *primitive, config, steps })
+    }
+}
+
+/// The step clock: `at_ms` is non-decreasing; an omitted one keeps the previous time.
+#[derive(Debug, Default)]
+pub struct StepClock {
+    now_ms: f64,
+}
+
+impl StepClock {
+    /// Advance to the step's `at_ms` (if any) and return the time in nanoseconds.
+    pub fn advance(&mut self, i: usize, step: &Map<String, Value>) -> Result<u64, StepError> {
+        if let Some(v) = step.get("at_ms") {
+            let at = v.as_f64().ok_or_else(|| StepError::malformed(i, "`at_ms` is not a number"))?;
+            if at < self.now_ms {
+                return Err(StepError::malformed(i, "`at_ms` goes backwards"));
+            }
+            self.now_ms = at;
+        }
+        Ok(ms_to_ns(self.now_ms))
+    }
+}
+
+/// Milliseconds (possibly fractional) to whole nanoseconds, rounded to nearest.
+#[must_use]
+pub fn ms_to_ns(ms: f64) -> u64 {
+    // Saturating float-to-int casts are exactly what a negative or huge value needs.
+    (ms * 1e6).round() as u64
+}
+
+/// Nanoseconds to milliseconds, for messages and comparisons with `*_ms` fields.
+#[must_use]
+pub fn ns_to_ms(ns: u64) -> f64 {
+    ns as f64 / 1e6
+}
+
+/// Typed access to a JSON object, with errors that name the key.
+pub struct Fields<'a> {
+    map: &'a Map<String, Value>,
+    what: &'a str,
+}
+
+impl<'a> Fields<'a> {
+    /// Wrap `map`, naming it `what` in errors.
+    #[must_use]
+    pub fn new(map: &'a Map<String, Value>, what: &'a str) -> Self {
+        Self { map, what }
+    }
+
+    /// Fail on any key outside `allowed`.
+    pub fn only(&self, allowed: &[&str]) -> Result<(), String> {
+        match self.map.keys().find(|k| !allowed.contains(&k.as_str())) {
+            Some(k) => Err(format!("unknown key `{k}` in {}", self.what)),
+            None => Ok(()),
+        }
+    }
+
+    /// Present, including as `null`.
+    #[must_use]
+    pub fn has(&self, key: &str) -> bool {
+        self.map.contains_key(key)
+    }
+
+    /// The raw value.
+    #[must_use]
+    pub fn raw(&self, key: &str) -> Option<&'a Value> {
+        self.map.get(key)
+    }
+
+    /// A number, if present and not null.
+    pub fn f64(&self, key: &str) -> Result<Option<f64>, String> {
+        match self.map.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => {
+                v.as_f64().map(Some).ok_or_else(|| format!("`{key}` in {} is not a number", self.what))
+            }
+        }
+    }
+
+    /// A non-negative whole number, if present and not null.
+    pub fn u64(&self, key: &str) -> Result<Option<u64>, String> {
+        match self.map.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => v
+                .as_u64()
+                .map(Some)
+                .ok_or_else(|| format!("`{key}` in {} is not a whole number ≥ 0", self.what)),
+        }
+    }
+
+    /// A string, if present.
+    pub fn str(&self, key: &str) -> Result<Option<&'a str>, String> {
+        match self.map.get(key) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(_) => Err(format!("`{key}` in {} is not a string", self.what)),
+        }
+    }
+
+    /// A boolean, if present.
+    pub fn bool(&self, key: &str) -> Result<Option<bool>, String> {
+        match self.map.get(key) {
+            None => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(_) => Err(format!("`{key}` in {} is not a boolean", self.what)),
+        }
+    }
+
+    /// An optional rule: omitted → `default`, `null` → `None` (off), a number →
+    /// `Some(convert(n))`.
+    pub fn rule<T>(
+        &self,
+        key: &str,
+        default: Option<T>,
+        convert: impl FnOnce(f64) -> T,
+    ) -> Result<Option<T>, String> {
+        if self.has(key) { Ok(self.f64(key)?.map(convert)) } else { Ok(default) }
+    }
+}
+
+/// Scenario directories: the arguments, else `SEAWALL_CASES` (colon-separated), else
+/// this project's `conformance/cases` plus `../shared/cases` where present.
+#[must_use]
+pub fn scenario_dirs(args: &[String]) -> Vec<PathBuf> {
+    if !args.is_empty() {
+        return args.iter().map(PathBuf::from).collect();
+    }
+    if let Ok(list) = std::env::var("SEAWALL_CASES") {
+        let dirs: Vec<PathBuf> =
+            list.split(':').filter(|s| !s.is_empty()).map(PathBuf::from).collect();
+        if !dirs.is_empty() {
+            return dirs;
+        }
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut dirs = vec![root.join("cases")];
+    let shared = root.join("../../shared/cases");
+    if shared.is_dir() {
+        dirs.push(shared);
+    }
+    dirs
+}
+
+/// Every `*.json` in `dir`, sorted by name.
+pub fn scenario_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    Ok(files)
+}

@@ -1,0 +1,81 @@
+//! Permits: the right to make one call, consumed exactly once (DESIGN §3.6).
+
+use core::mem::ManuallyDrop;
+
+use super::CircuitBreaker;
+use crate::outcome::Outcome;
+use crate::window::SlidingWindow;
+
+/// A plain permit: the epoch it was admitted in. For callers that cannot hold a
+/// borrowing [`Permit`] (FFI, bindings); the caller must record each token exactly
+/// once.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PermitToken {
+    /// Epoch (generation) of the breaker state that admitted the call.
+    pub epoch: u32,
+}
+
+/// A circuit-breaker permit. Record its outcome with [`Permit::record`] (or the
+/// shorthands); dropping it unrecorded counts as [`Outcome::Ignored`], so a
+/// half-open probe slot is never lost to a panic or an early return.
+#[must_use = "a dropped permit counts as ignored; record the call's outcome"]
+pub struct Permit<'a, W: SlidingWindow> {
+    breaker: &'a CircuitBreaker<W>,
+    token: PermitToken,
+}
+
+impl<'a, W: SlidingWindow> Permit<'a, W> {
+    pub(crate) fn new(breaker: &'a CircuitBreaker<W>, token: PermitToken) -> Self {
+        Self { breaker, token }
+    }
+
+    /// The epoch this permit was admitted in.
+    #[must_use]
+    pub fn token(&self) -> PermitToken {
+        self.token
+    }
+
+    /// Record how the call ended: its `outcome`, how long it took (`duration_ns`)
+    /// and the time now (`now`, ns).
+    pub fn record(self, outcome: Outcome, duration_ns: u64, now: u64) {
+        #[cfg(not(seawall_mutant = "double_consume"))]
+        let this = ManuallyDrop::new(self);
+        #[cfg(seawall_mutant = "double_consume")]
+        let this = ManuallyDrop::new(&self);
+        this.breaker.record_token(this.token, outcome, duration_ns, now);
+    }
+
+    /// Record a success.
+    pub fn success(self, duration_ns: u64, now: u64) {
+        self.record(Outcome::Success, duration_ns, now);
+    }
+
+    /// Record a failure.
+    pub fn failure(self, duration_ns: u64, now: u64) {
+        self.record(Outcome::Failure, duration_ns, now);
+    }
+
+    /// Give the permit back without an outcome ([`Outcome::Ignored`]).
+    pub fn ignore(self) {
+        self.record(Outcome::Ignored, 0, 0);
+    }
+
+    /// Turn this permit into a plain token that the caller will record itself.
+    #[must_use]
+    pub fn into_token(self) -> PermitToken {
+        ManuallyDrop::new(self).token
+    }
+}
+
+impl<W: SlidingWindow> Drop for Permit<'_, W> {
+    fn drop(&mut self) {
+        self.breaker.record_token(self.token, Outcome::Ignored, 0, 0);
+    }
+}
+
+impl<W: SlidingWindow> core::fmt::Debug for Permit<'_, W> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Permit").field("epoch", &self.token.epoch).finish()
+    }
+}

@@ -1,0 +1,60 @@
+//! # seawall-core
+//!
+//! The fault-tolerance hot path of seawall: a lock-free, allocation-free `no_std`
+//! circuit breaker over exact sliding windows, and deadline budgets, implementing
+//! `DESIGN.md` §0–3, §6 and §8.
+//!
+//! * **Time** is `u64` nanoseconds of a monotonic clock that the *caller* reads and
+//!   passes in as `now`; the core never reads a clock. Arithmetic saturates, and a
+//!   clock that steps back counts as no time passed.
+//! * **Ratios** are integer parts per million ([`Ratio`]), compared exactly.
+//! * **Memory**: every type is `#[repr(C)]`, fixed-size and pointer-free, built
+//!   only of atomics and plain data, so it can live in memory shared by processes.
+//! * **Concurrency**: no locks; every compare-and-swap loop states its invariant
+//!   and is model-checked with loom (`loom-tests/`).
+//!
+//! ```
+//! use seawall_core::{BreakerConfig, CircuitBreaker, CountWindow, Outcome, WindowConfig};
+//! use seawall_core::time::millis;
+//!
+//! let breaker: CircuitBreaker<CountWindow<10>> = CircuitBreaker::new(BreakerConfig {
+//!     window: WindowConfig::Count { size: 10 },
+//!     minimum_calls: 10,
+//!     open_duration_ns: millis(1000),
+//!     ..BreakerConfig::DEFAULT
+//! })
+//! .unwrap();
+//! let now = 0;
+//! match breaker.try_acquire(now) {
+//!     Ok(permit) => permit.record(Outcome::Success, millis(3), now + millis(3)),
+//!     Err(rejected) => println!("retry after {:?} ns", rejected.retry_after_ns),
+//! }
+//! ```
+#![no_std]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+#[cfg(any(test, loom))]
+extern crate std;
+
+mod breaker;
+mod deadline;
+mod error;
+mod mix;
+mod outcome;
+mod ratio;
+mod sync;
+pub mod time;
+mod window;
+
+pub use breaker::{
+    BreakerConfig, BreakerMetrics, BreakerTotals, CircuitBreaker, MAX_CONSECUTIVE_FAILURES,
+    MAX_HALF_OPEN_CALLS, MAX_OPENINGS, Permit, PermitToken, Rejected, State,
+};
+pub use deadline::Deadline;
+pub use error::{ConfigError, Field, Problem};
+pub use mix::{mix64, pick};
+pub use outcome::Outcome;
+pub use ratio::{PPM, Ratio};
+pub use window::{
+    CountWindow, Sample, SlidingWindow, TimeWindow, WindowConfig, WindowCounts,
+};

@@ -1,0 +1,244 @@
+//! Count-based sliding window: the last `size` outcomes exactly (DESIGN §2).
+//!
+//! # Protocol
+//! One 128-bit word, `agg`, holds the write position (`tick`, `idx`), the generation
+//! and the four counts. Each of the `size` slots remembers who wrote it last.
+//! A record at position `tick`:
+//! 1. *claims* slot `idx` with one CAS, writing its own outcome **and the outcome
+//!    it evicts** (the slot's previous content, if it was written one lap earlier
+//!    in the same generation);
+//! 2. *commits* with one CAS on `agg`: `tick + 1`, counts `+ mine − evicted`.
+//!
+//! Anyone who finds a claim for the current position that is not yet committed
+//! commits it for its owner, since the claim carries everything the commit needs:
+//! a preempted writer never blocks the others (lock-free), and the counts never
+//! go negative because an outcome is subtracted only by the commit that evicts it,
+//! which follows the commit that added it.
+//!
+//! A new generation is a CAS of `agg` to zero counts; slots of older generations
+//! then evict nothing. A record of an older generation than `agg`'s is dropped.
+
+use crossbeam_utils::CachePadded;
+
+use super::{Sample, SlidingWindow, WindowConfig, WindowCounts, gen_newer};
+use crate::error::{ConfigError, Field, Problem};
+use crate::sync::{AtomicU64, AtomicU128, Ordering};
+
+/// Largest supported window size: the counts are 16-bit fields of one atomic word.
+pub const MAX_COUNT_WINDOW: usize = u16::MAX as usize;
+
+// agg, low 64 bits: tick (32) | generation (16) | idx (16); high 64 bits: four 16-bit counts.
+const GEN_SHIFT: u32 = 32;
+const IDX_SHIFT: u32 = 48;
+// slot: tick (32) | generation (16) | flags
+const WRITTEN: u64 = 1 << 48;
+const MINE_FAIL: u64 = 1 << 49;
+const MINE_SLOW: u64 = 1 << 50;
+const OLD_PRESENT: u64 = 1 << 51;
+const OLD_FAIL: u64 = 1 << 52;
+const OLD_SLOW: u64 = 1 << 53;
+
+/// Count-based window holding up to `N` outcomes (`N ≤ 65 535`); the configured
+/// `size` may be smaller.
+///
+/// `size_of::<CountWindow<N>>()` is `8·N` bytes for the slots plus one cache line
+/// (128 bytes on x86-64 and aarch64) for the shared counts, plus 8 bytes of
+/// configuration, rounded to the cache-line alignment.
+#[repr(C)]
+pub struct CountWindow<const N: usize> {
+    agg: CachePadded<AtomicU128>,
+    slots: [AtomicU64; N],
+    size: u32,
+}
+
+#[derive(Clone, Copy)]
+struct Agg {
+    tick: u32,
+    generation: u16,
+    idx: u16,
+    counts: [u16; 4],
+}
+
+impl Agg {
+    fn unpack(v: u128) -> Self {
+        let lo = v as u64;
+        let hi = (v >> 64) as u64;
+        Self {
+            tick: lo as u32,
+            generation: (lo >> GEN_SHIFT) as u16,
+            idx: (lo >> IDX_SHIFT) as u16,
+            counts: [hi as u16, (hi >> 16) as u16, (hi >> 32) as u16, (hi >> 48) as u16],
+        }
+    }
+
+    fn pack(self) -> u128 {
+        let lo = u64::from(self.tick)
+            | (u64::from(self.generation) << GEN_SHIFT)
+            | (u64::from(self.idx) << IDX_SHIFT);
+        let [c, f, s, sf] = self.counts.map(u64::from);
+        let hi = c | (f << 16) | (s << 32) | (sf << 48);
+        u128::from(lo) | (u128::from(hi) << 64)
+    }
+
+    fn window_counts(self) -> WindowCounts {
+        let [calls, failures, slow, slow_failures] = self.counts.map(u64::from);
+        WindowCounts { calls, failures, slow, slow_failures }
+    }
+}
+
+fn sample_counts(fail: bool, slow: bool) -> [u16; 4] {
+    [1, u16::from(fail), u16::from(slow), u16::from(fail && slow)]
+}
+
+fn slot_tick(s: u64) -> u32 {
+    s as u32
+}
+
+fn slot_gen(s: u64) -> u16 {
+    (s >> GEN_SHIFT) as u16
+}
+
+impl<const N: usize> CountWindow<N> {
+    /// An empty window of `size` outcomes (`1 ..= N`).
+    pub fn with_size(size: u32) -> Result<Self, ConfigError> {
+        let max = N.min(MAX_COUNT_WINDOW) as u64;
+        if size == 0 {
+            return Err(ConfigError::new(Field::WindowSize, Problem::Zero));
+        }
+        ConfigError::check_range(Field::WindowSize, u64::from(size), 1, max)?;
+        Ok(Self {
+            agg: CachePadded::new(AtomicU128::new(0)),
+            slots: core::array::from_fn(|_| AtomicU64::new(0)),
+            size,
+        })
+    }
+
+    /// Record one outcome (standalone use, one generation).
+    pub fn record(&self, sample: Sample) {
+        let _ = self.record_gen(0, sample, 0, 0);
+    }
+
+    /// The counts now (standalone use).
+    #[must_use]
+    pub fn counts(&self) -> WindowCounts {
+        self.counts_gen(0, 0)
+    }
+
+    fn commit(&self, a: Agg, claim: u64) -> Agg {
+        let mine = sample_counts(claim & MINE_FAIL != 0, claim & MINE_SLOW != 0);
+        let old = if claim & OLD_PRESENT == 0 {
+            [0; 4]
+        } else {
+            sample_counts(claim & OLD_FAIL != 0, claim & OLD_SLOW != 0)
+        };
+        let next_idx = if u32::from(a.idx) + 1 >= self.size { 0 } else { a.idx + 1 };
+        let mut counts = a.counts;
+        for i in 0..4 {
+            // Never below zero: `old` was added by the commit one lap earlier.
+            counts[i] = counts[i] + mine[i] - old[i];
+        }
+        Agg { tick: a.tick.wrapping_add(1), generation: a.generation, idx: next_idx, counts }
+    }
+
+    /// The claim a record at position `a` writes over the slot value `s`.
+    fn claim(&self, a: Agg, s: u64, sample: Sample) -> u64 {
+        let lap_ago = a.tick.wrapping_sub(self.size);
+        let evicts = s & WRITTEN != 0 && slot_gen(s) == a.generation && slot_tick(s) == lap_ago;
+        let mut c = u64::from(a.tick) | (u64::from(a.generation) << GEN_SHIFT) | WRITTEN;
+        if sample.failure {
+            c |= MINE_FAIL;
+        }
+        if sample.slow {
+            c |= MINE_SLOW;
+        }
+        if evicts {
+            c |= OLD_PRESENT;
+            if s & MINE_FAIL != 0 {
+                c |= OLD_FAIL;
+            }
+            if s & MINE_SLOW != 0 {
+                c |= OLD_SLOW;
+            }
+        }
+        c
+    }
+}
+
+impl<const N: usize> SlidingWindow for CountWindow<N> {
+    fn new(config: &WindowConfig) -> Result<Self, ConfigError> {
+        match *config {
+            WindowConfig::Count { size } => Self::with_size(size),
+            WindowConfig::Time { .. } => {
+                Err(ConfigError::new(Field::WindowKind, Problem::KindMismatch))
+            }
+        }
+    }
+
+    fn config(&self) -> WindowConfig {
+        WindowConfig::Count { size: self.size }
+    }
+
+    fn record_gen(&self, generation: u16, sample: Sample, _now: u64, _gate: u64) -> Option<WindowCounts> {
+        // Invariant of this loop: `agg` only moves forward by committing the claim in
+        // slot `agg.idx` for position `agg.tick`, or to a newer generation; so a slot
+        // CAS from the value read after `agg` succeeds only while that position is
+        // still unclaimed.
+        loop {
+            let raw = self.agg.load(Ordering::Acquire);
+            let a = Agg::unpack(raw);
+            if a.generation != generation {
+                if !gen_newer(generation, a.generation) {
+                    return None;
+                }
+                let fresh = Agg { generation, counts: [0; 4], ..a };
+                let _ = self.agg.compare_exchange(
+                    raw,
+                    fresh.pack(),
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                );
+                continue;
+            }
+            let slot = &self.slots[usize::from(a.idx)];
+            let s = slot.load(Ordering::Acquire);
+            if s & WRITTEN != 0 && slot_tick(s) == a.tick && slot_gen(s) == generation {
+                // Claimed, not committed: help its owner.
+                let done = self.commit(a, s).pack();
+                let _ = self.agg.compare_exchange(raw, done, Ordering::AcqRel, Ordering::Acquire);
+                continue;
+            }
+            let claim = self.claim(a, s, sample);
+            if slot.compare_exchange(s, claim, Ordering::AcqRel, Ordering::Acquire).is_err() {
+                continue;
+            }
+            #[cfg(not(seawall_mutant = "bucket_reset"))]
+            {
+                // Fails only when someone already committed this claim, or a newer
+                // generation reset the window (then this outcome is stale anyway).
+                let done = self.commit(a, claim).pack();
+                let _ = self.agg.compare_exchange(raw, done, Ordering::AcqRel, Ordering::Acquire);
+            }
+            #[cfg(seawall_mutant = "bucket_reset")]
+            {
+                // Mutant: commit by blind store, clobbering a concurrent helper/commit.
+                self.agg.store(self.commit(a, claim).pack(), Ordering::Release);
+            }
+            break;
+        }
+        let a = Agg::unpack(self.agg.load(Ordering::Acquire));
+        (a.generation == generation).then(|| a.window_counts())
+    }
+
+    fn counts_gen(&self, generation: u16, _now: u64) -> WindowCounts {
+        let a = Agg::unpack(self.agg.load(Ordering::Acquire));
+        if a.generation == generation { a.window_counts() } else { WindowCounts::default() }
+    }
+
+    fn latest_gen(&self) -> Option<u16> {
+        Some(Agg::unpack(self.agg.load(Ordering::Acquire)).generation)
+    }
+
+    fn gate(&self, minimum_calls: u64) -> u64 {
+        minimum_calls.min(u64::from(self.size))
+    }
+}

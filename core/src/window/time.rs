@@ -1,0 +1,243 @@
+//! Time-based sliding window: `B` buckets of a fixed width (DESIGN §2).
+//!
+//! # Protocol
+//! A record at `now` lands in bucket epoch `E = now / width`, never earlier than the
+//! largest epoch the window has seen (`head`), in slot `E mod buckets`. Each slot is
+//! one 128-bit word: a tag (`generation << 48 | E`) and two 32-bit counts, so "is this
+//! bucket mine, or stale?" and "add one" happen in the same CAS. A record for a
+//! newer tag replaces the slot's content in that CAS, which is why a reset can
+//! never swallow a record made for the new epoch, and why concurrent records to a
+//! live bucket are never lost. Slow outcomes are counted the same way in a second
+//! array of words, touched only by slow calls.
+//!
+//! The window is the current bucket plus the `buckets − 1` before it: a slot whose
+//! tag lies outside that span counts zero, however long ago it was written.
+
+use crossbeam_utils::CachePadded;
+
+use super::{Sample, SlidingWindow, WindowConfig, WindowCounts, gen_newer};
+use crate::error::{ConfigError, Field, Problem};
+use crate::sync::{AtomicU64, AtomicU128, Ordering, raise_to};
+
+const EPOCH_BITS: u32 = 48;
+const EPOCH_MASK: u64 = (1 << EPOCH_BITS) - 1;
+
+/// Time-based window of up to `B` buckets; the configured bucket count may be smaller.
+///
+/// `size_of::<TimeWindow<B>>()` is `32·B` bytes of buckets, one cache line (128 bytes
+/// on x86-64 and aarch64) for the epoch high-water mark, and 16 bytes of
+/// configuration, rounded to the cache-line alignment.
+#[repr(C)]
+pub struct TimeWindow<const B: usize> {
+    head: CachePadded<AtomicU64>,
+    main: [AtomicU128; B],
+    slow: [AtomicU128; B],
+    buckets: u32,
+    width_ns: u64,
+}
+
+/// One slot word, unpacked.
+#[derive(Clone, Copy)]
+struct Bucket {
+    generation: u16,
+    epoch: u64,
+    /// calls (main array) or slow calls (slow array)
+    n: u32,
+    /// failures (main array) or slow failures (slow array)
+    fails: u32,
+}
+
+impl Bucket {
+    fn unpack(v: u128) -> Self {
+        let tag = v as u64;
+        let counts = (v >> 64) as u64;
+        Self {
+            generation: (tag >> EPOCH_BITS) as u16,
+            epoch: tag & EPOCH_MASK,
+            n: counts as u32,
+            fails: (counts >> 32) as u32,
+        }
+    }
+
+    fn pack(self) -> u128 {
+        let tag = (u64::from(self.generation) << EPOCH_BITS) | self.epoch;
+        let counts = u64::from(self.n) | (u64::from(self.fails) << 32);
+        u128::from(tag) | (u128::from(counts) << 64)
+    }
+}
+
+/// Result of adding one outcome to a slot.
+enum Bump {
+    /// Added; `rotated` when it replaced an older bucket; `n` is the count after.
+    Added { rotated: bool, n: u32 },
+    /// The record belongs to a bucket already rotated out, or to an older
+    /// generation, or the bucket is full: it counts in no window.
+    Dropped,
+}
+
+impl<const B: usize> TimeWindow<B> {
+    /// Narrowest bucket accepted: 0.1 ms. It keeps every epoch of a `u64` clock
+    /// within the 48 bits of a slot tag, so tags never wrap.
+    pub const MIN_BUCKET_WIDTH_NS: u64 = 100_000;
+
+    /// An empty window of `buckets` buckets (`1 ..= B`) of `bucket_width_ns` each.
+    pub fn with_buckets(buckets: u32, bucket_width_ns: u64) -> Result<Self, ConfigError> {
+        if buckets == 0 {
+            return Err(ConfigError::new(Field::WindowBuckets, Problem::Zero));
+        }
+        ConfigError::check_range(Field::WindowBuckets, u64::from(buckets), 1, B as u64)?;
+        if bucket_width_ns == 0 {
+            return Err(ConfigError::new(Field::WindowBucketWidth, Problem::Zero));
+        }
+        ConfigError::check_range(
+            Field::WindowBucketWidth,
+            bucket_width_ns,
+            Self::MIN_BUCKET_WIDTH_NS,
+            u64::MAX / u64::from(buckets),
+        )?;
+        Ok(Self {
+            head: CachePadded::new(AtomicU64::new(0)),
+            main: core::array::from_fn(|_| AtomicU128::new(0)),
+            slow: core::array::from_fn(|_| AtomicU128::new(0)),
+            buckets,
+            width_ns: bucket_width_ns,
+        })
+    }
+
+    /// Record one outcome at `now` (ns) (standalone use, one generation).
+    pub fn record(&self, sample: Sample, now: u64) {
+        let _ = self.record_gen(0, sample, now, 0);
+    }
+
+    /// The counts as of `now` (ns) (standalone use).
+    #[must_use]
+    pub fn counts(&self, now: u64) -> WindowCounts {
+        self.counts_gen(0, now)
+    }
+
+    /// The bucket epoch for `now`, raised to the largest seen (a clock that steps
+    /// back counts as no time passed), and whether this call raised it.
+    fn advance(&self, now: u64) -> (u64, bool) {
+        raise_to(&self.head, now / self.width_ns)
+    }
+
+    /// Add one outcome to slot `cell` for tag (`generation`, `epoch`).
+    fn bump(cell: &AtomicU128, generation: u16, epoch: u64, fail: bool) -> Bump {
+        // Invariant: a slot's tag only moves to a newer (generation, epoch); the counts of a
+        // tag only grow. So a CAS from the value just read adds to exactly the bucket
+        // that was checked, or replaces exactly the stale bucket that was seen.
+        loop {
+            let raw = cell.load(Ordering::Acquire);
+            let cur = Bucket::unpack(raw);
+            let (next, rotated) = if cur.generation == generation && cur.epoch == epoch {
+                if cur.n == u32::MAX {
+                    return Bump::Dropped;
+                }
+                (Bucket { n: cur.n + 1, fails: cur.fails + u32::from(fail), ..cur }, false)
+            } else if (cur.generation == generation && cur.epoch < epoch) || gen_newer(generation, cur.generation) {
+                (Bucket { generation, epoch, n: 1, fails: u32::from(fail) }, true)
+            } else {
+                return Bump::Dropped;
+            };
+            #[cfg(not(seawall_mutant = "bucket_reset"))]
+            if cell
+                .compare_exchange(raw, next.pack(), Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            {
+                return Bump::Added { rotated, n: next.n };
+            }
+            #[cfg(seawall_mutant = "bucket_reset")]
+            {
+                // Mutant: a rotation that stores blindly swallows a concurrent record.
+                if rotated {
+                    cell.store(next.pack(), Ordering::Release);
+                    return Bump::Added { rotated, n: next.n };
+                }
+                if cell
+                    .compare_exchange(raw, next.pack(), Ordering::AcqRel, Ordering::Acquire)
+                    .is_ok()
+                {
+                    return Bump::Added { rotated, n: next.n };
+                }
+            }
+        }
+    }
+
+    /// Sum of the buckets of `generation` in the window ending at epoch `head`.
+    fn sum(&self, generation: u16, head: u64) -> WindowCounts {
+        let span = u64::from(self.buckets);
+        let live = |b: &Bucket| b.generation == generation && b.epoch <= head && head - b.epoch < span;
+        let mut c = WindowCounts::default();
+        let n = self.buckets as usize;
+        for cell in &self.main[..n] {
+            let b = Bucket::unpack(cell.load(Ordering::Acquire));
+            if live(&b) {
+                c.calls += u64::from(b.n);
+                c.failures += u64::from(b.fails);
+            }
+        }
+        for cell in &self.slow[..n] {
+            let b = Bucket::unpack(cell.load(Ordering::Acquire));
+            if live(&b) {
+                c.slow += u64::from(b.n);
+                c.slow_failures += u64::from(b.fails);
+            }
+        }
+        c
+    }
+}
+
+impl<const B: usize> SlidingWindow for TimeWindow<B> {
+    fn new(config: &WindowConfig) -> Result<Self, ConfigError> {
+        match *config {
+            WindowConfig::Time { buckets, bucket_width_ns } => {
+                Self::with_buckets(buckets, bucket_width_ns)
+            }
+            WindowConfig::Count { .. } => {
+                Err(ConfigError::new(Field::WindowKind, Problem::KindMismatch))
+            }
+        }
+    }
+
+    fn config(&self) -> WindowConfig {
+        WindowConfig::Time { buckets: self.buckets, bucket_width_ns: self.width_ns }
+    }
+
+    fn record_gen(&self, generation: u16, sample: Sample, now: u64, gate: u64) -> Option<WindowCounts> {
+        let (epoch, advanced) = self.advance(now);
+        let slot = (epoch % u64::from(self.buckets)) as usize;
+        let Bump::Added { rotated, n } = Self::bump(&self.main[slot], generation, epoch, sample.failure)
+        else {
+            return None;
+        };
+        if sample.slow {
+            let _ = Self::bump(&self.slow[slot], generation, epoch, sample.failure);
+        }
+        // A plain success added to a live bucket that alone already passes the gate
+        // can only lower both rates: no evaluation needed (the hot path).
+        let quiet = !sample.failure && !sample.slow && !rotated && !advanced;
+        if quiet && u64::from(n) > gate {
+            return None;
+        }
+        Some(self.sum(generation, epoch))
+    }
+
+    fn counts_gen(&self, generation: u16, now: u64) -> WindowCounts {
+        let head = self.head.load(Ordering::Acquire).max(now / self.width_ns);
+        self.sum(generation, head)
+    }
+
+    fn latest_gen(&self) -> Option<u16> {
+        let n = self.buckets as usize;
+        self.main[..n]
+            .iter()
+            .map(|c| Bucket::unpack(c.load(Ordering::Acquire)))
+            .filter(|b| b.n > 0)
+            .max_by_key(|b| b.epoch)
+            .map(|b| b.generation)
+    }
+
+    fn gate(&self, minimum_calls: u64) -> u64 {
+        minimum_calls
+    }
+}
