@@ -16,52 +16,70 @@ pub(crate) use loom::sync::atomic::AtomicU64;
 #[cfg(loom)]
 pub(crate) use loom_u128::AtomicU128;
 
-/// loom has no 128-bit atomic. A mutex around a `u128` is an exact model of one:
-/// every operation is indivisible, and loom explores the interleavings between them.
+/// loom has no 128-bit atomic. This one is a loom `AtomicUsize` holding the index
+/// of its current value in an append-only arena of immutable values: every
+/// operation is one loom atomic operation on the index (a CAS compares the values
+/// the indices name, retrying when an equal value sits under another index), so
+/// loom explores exactly the interleavings and stale reads a real 128-bit atomic
+/// allows. (A mutex around a `u128` hides them from loom's partial-order reduction.)
 #[cfg(loom)]
 mod loom_u128 {
     use super::Ordering;
+    use loom::sync::atomic::AtomicUsize;
+    use std::sync::Mutex;
+    use std::vec::Vec;
 
     #[derive(Debug)]
-    pub(crate) struct AtomicU128(loom::sync::Mutex<u128>);
+    pub(crate) struct AtomicU128 {
+        index: AtomicUsize,
+        // loom runs one model thread at a time, so this std mutex never blocks.
+        values: Mutex<Vec<u128>>,
+    }
 
     impl AtomicU128 {
         pub(crate) fn new(v: u128) -> Self {
-            Self(loom::sync::Mutex::new(v))
+            Self { index: AtomicUsize::new(0), values: Mutex::new(std::vec![v]) }
         }
 
-        pub(crate) fn load(&self, _: Ordering) -> u128 {
-            *self.0.lock().unwrap()
+        fn value(&self, i: usize) -> u128 {
+            self.values.lock().unwrap()[i]
         }
 
-        pub(crate) fn store(&self, v: u128, _: Ordering) {
-            *self.0.lock().unwrap() = v;
+        fn push(&self, v: u128) -> usize {
+            let mut values = self.values.lock().unwrap();
+            values.push(v);
+            values.len() - 1
+        }
+
+        pub(crate) fn load(&self, order: Ordering) -> u128 {
+            self.value(self.index.load(order))
+        }
+
+        #[allow(dead_code, reason = "only the seawall_mutant builds store blindly")]
+        pub(crate) fn store(&self, v: u128, order: Ordering) {
+            let i = self.push(v);
+            self.index.store(i, order);
         }
 
         pub(crate) fn compare_exchange(
             &self,
             current: u128,
             new: u128,
-            _: Ordering,
-            _: Ordering,
-        ) -> Result<u128, u128> {
-            let mut g = self.0.lock().unwrap();
-            if *g == current {
-                *g = new;
-                Ok(current)
-            } else {
-                Err(*g)
-            }
-        }
-
-        pub(crate) fn compare_exchange_weak(
-            &self,
-            current: u128,
-            new: u128,
             success: Ordering,
             failure: Ordering,
         ) -> Result<u128, u128> {
-            self.compare_exchange(current, new, success, failure)
+            let mut seen = self.index.load(failure);
+            loop {
+                let v = self.value(seen);
+                if v != current {
+                    return Err(v);
+                }
+                let next = self.push(new);
+                match self.index.compare_exchange(seen, next, success, failure) {
+                    Ok(_) => return Ok(v),
+                    Err(i) => seen = i,
+                }
+            }
         }
     }
 }

@@ -45,7 +45,7 @@ pub struct Rejected {
 /// Every method takes the caller's monotonic `now` in nanoseconds where time
 /// matters; the breaker never reads a clock.
 ///
-/// `size_of::<CircuitBreaker<TimeWindow<10>>>()` is 1 024 bytes and
+/// `size_of::<CircuitBreaker<TimeWindow<10>>>()` is 1 152 bytes and
 /// `size_of::<CircuitBreaker<CountWindow<100>>>()` is 1 664 bytes on x86-64 (the hot
 /// words sit on separate 128-byte lines so readers of the state are not slowed by
 /// writers of the counters); `tests/sizes.rs` pins these figures.
@@ -300,6 +300,17 @@ impl<W: SlidingWindow> CircuitBreaker<W> {
                     }
                 }
             };
+            #[cfg(seawall_mutant = "open_until_split")]
+            if next.state() == State::Open {
+                // Mutant: publish the new state first and its timestamp after, as two
+                // separately written fields would.
+                let early = Word::open(next.epoch(), next.k(), w.time());
+                if self.cas(w, early).is_ok() {
+                    self.state.store(next.0, Ordering::Release);
+                    self.bump_transitions();
+                    return;
+                }
+            }
             match self.cas(w, next) {
                 Ok(()) => {
                     if next.epoch() != epoch {
@@ -357,7 +368,10 @@ impl<W: SlidingWindow> CircuitBreaker<W> {
     /// `open`. In `half_open` past `half_open_max_wait`, the next acquire reopens,
     /// so this is the coming open duration. Reading changes nothing.
     pub fn retry_after(&self, now: u64) -> Option<u64> {
-        let w = self.load();
+        self.retry_after_of(self.load(), now)
+    }
+
+    fn retry_after_of(&self, w: Word, now: u64) -> Option<u64> {
         let now = now.max(self.clock.load(Ordering::Acquire));
         match w.state() {
             State::Open => (now < w.time()).then(|| w.time() - now),
@@ -436,7 +450,7 @@ impl<W: SlidingWindow> CircuitBreaker<W> {
             half_open_in_flight: if state == State::HalfOpen { w.probes() } else { 0 },
             half_open_successes: if state == State::HalfOpen { w.successes() } else { 0 },
             openings: w.k(),
-            retry_after_ns: self.retry_after(now),
+            retry_after_ns: self.retry_after_of(w, now),
             totals: self.totals.read(),
         }
     }

@@ -180,9 +180,11 @@ impl<const N: usize> SlidingWindow for CountWindow<N> {
 
     fn record_gen(&self, generation: u16, sample: Sample, _now: u64, _gate: u64) -> Option<WindowCounts> {
         // Invariant of this loop: `agg` only moves forward by committing the claim in
-        // slot `agg.idx` for position `agg.tick`, or to a newer generation; so a slot
-        // CAS from the value read after `agg` succeeds only while that position is
-        // still unclaimed.
+        // slot `agg.idx` for position `agg.tick`, or to a newer generation; a slot is
+        // only ever overwritten from a value of an earlier position (or an abandoned
+        // claim of an older generation), so a committed outcome stays in its slot
+        // until the commit one lap later evicts it, and a stale snapshot of `agg`
+        // can never claim over it.
         loop {
             let raw = self.agg.load(Ordering::Acquire);
             let a = Agg::unpack(raw);
@@ -201,24 +203,44 @@ impl<const N: usize> SlidingWindow for CountWindow<N> {
             }
             let slot = &self.slots[usize::from(a.idx)];
             let s = slot.load(Ordering::Acquire);
-            if s & WRITTEN != 0 && slot_tick(s) == a.tick && slot_gen(s) == generation {
-                // Claimed, not committed: help its owner.
-                let done = self.commit(a, s).pack();
-                let _ = self.agg.compare_exchange(raw, done, Ordering::AcqRel, Ordering::Acquire);
-                continue;
+            if s & WRITTEN != 0 {
+                let behind = a.tick.wrapping_sub(slot_tick(s));
+                if behind == 0 {
+                    let owner = slot_gen(s);
+                    if owner == generation {
+                        // Claimed for this position, maybe not committed: help its owner.
+                        let done = self.commit(a, s).pack();
+                        let _ = self.agg.compare_exchange(
+                            raw,
+                            done,
+                            Ordering::AcqRel,
+                            Ordering::Acquire,
+                        );
+                        continue;
+                    }
+                    #[cfg(not(seawall_mutant = "count_stale_claim"))]
+                    if !gen_newer(generation, owner) {
+                        // A newer generation owns this position: this record is stale.
+                        return None;
+                    }
+                    // Otherwise an older generation's claim, abandoned by its reset.
+                } else if cfg!(not(seawall_mutant = "count_stale_claim")) && behind > u32::MAX / 2 {
+                    // The slot is ahead of the `agg` read above: read again.
+                    continue;
+                }
             }
             let claim = self.claim(a, s, sample);
             if slot.compare_exchange(s, claim, Ordering::AcqRel, Ordering::Acquire).is_err() {
                 continue;
             }
-            #[cfg(not(seawall_mutant = "bucket_reset"))]
+            #[cfg(not(seawall_mutant = "count_blind_commit"))]
             {
                 // Fails only when someone already committed this claim, or a newer
                 // generation reset the window (then this outcome is stale anyway).
                 let done = self.commit(a, claim).pack();
                 let _ = self.agg.compare_exchange(raw, done, Ordering::AcqRel, Ordering::Acquire);
             }
-            #[cfg(seawall_mutant = "bucket_reset")]
+            #[cfg(seawall_mutant = "count_blind_commit")]
             {
                 // Mutant: commit by blind store, clobbering a concurrent helper/commit.
                 self.agg.store(self.commit(a, claim).pack(), Ordering::Release);

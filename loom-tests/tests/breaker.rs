@@ -1,0 +1,186 @@
+//! loom models of the circuit breaker's CAS protocols (issue 2, models a–c, e, f).
+//! Each model states its invariant and asserts it in every interleaving loom
+//! explores. `scripts/loom-mutants.sh` rebuilds the core with each
+//! `--cfg seawall_mutant="…"` broken variant and checks that its model fails.
+#![cfg(loom)]
+
+use loom::sync::Arc;
+use loom::sync::atomic::{AtomicUsize, Ordering};
+use loom::thread;
+use seawall_core::{
+    BreakerConfig, CircuitBreaker, CountWindow, Outcome, Ratio, State, WindowConfig,
+};
+
+const OPEN: u64 = 1_000;
+
+type Breaker = CircuitBreaker<CountWindow<2>>;
+
+fn breaker(half_open_max_calls: u32, success_threshold: u32) -> Breaker {
+    CircuitBreaker::new(BreakerConfig {
+        window: WindowConfig::Count { size: 2 },
+        minimum_calls: 2,
+        failure_rate_threshold: Some(Ratio::from_percent(50)),
+        open_duration_ns: OPEN,
+        open_backoff_multiplier: Ratio::from_int(2),
+        max_open_duration_ns: None,
+        half_open_max_calls,
+        half_open_success_threshold: success_threshold,
+        ..BreakerConfig::DEFAULT
+    })
+    .unwrap()
+}
+
+/// Two failures at t = 0: open (epoch 1) until `OPEN`.
+fn trip(b: &Breaker) {
+    for _ in 0..2 {
+        b.acquire_token(0).map(|t| b.record_token(t, Outcome::Failure, 0, 0)).unwrap();
+    }
+    assert_eq!(b.state(), State::Open);
+}
+
+fn model(f: impl Fn() + Sync + Send + 'static) {
+    let mut builder = loom::model::Builder::new();
+    if builder.preemption_bound.is_none() {
+        builder.preemption_bound = Some(2);
+    }
+    builder.check(f);
+}
+
+/// (a) Never more than `half_open_max_calls` probes in flight per half-open episode.
+/// Each thread counts a probe as held from just after its admission until just
+/// before its outcome, so the count can only undercount the breaker's own.
+#[test]
+fn a_probes_in_flight_never_exceed_half_open_max_calls() {
+    model(|| {
+        let b = Arc::new(breaker(1, 2));
+        trip(&b);
+        let held = Arc::new(AtomicUsize::new(0));
+        let hs: Vec<_> = (0..3)
+            .map(|i| {
+                let (b, held) = (b.clone(), held.clone());
+                thread::spawn(move || {
+                    if let Ok(p) = b.try_acquire(OPEN) {
+                        let n = held.fetch_add(1, Ordering::SeqCst) + 1;
+                        assert!(n <= 1, "{n} probes in flight with half_open_max_calls = 1");
+                        held.fetch_sub(1, Ordering::SeqCst);
+                        // Thread 0 frees its slot without deciding; others succeed.
+                        if i == 0 { p.ignore() } else { p.success(1, OPEN) }
+                    }
+                })
+            })
+            .collect();
+        hs.into_iter().for_each(|h| h.join().unwrap());
+        let m = b.metrics(OPEN);
+        assert!(m.state != State::HalfOpen || m.half_open_in_flight == 0);
+    });
+}
+
+/// (b) Exactly one open → half-open move per opening, however many acquire at once.
+#[test]
+fn b_one_half_open_move_per_opening() {
+    model(|| {
+        let b = Arc::new(breaker(3, 3));
+        trip(&b);
+        let before = b.metrics(0).totals.transitions;
+        let hs: Vec<_> = (0..3)
+            .map(|_| {
+                let b = b.clone();
+                thread::spawn(move || b.acquire_token(OPEN).is_ok())
+            })
+            .collect();
+        let admitted = hs.into_iter().map(|h| h.join().unwrap()).filter(|a| *a).count();
+        let m = b.metrics(OPEN);
+        assert_eq!(m.totals.transitions - before, 1, "open → half_open happened once");
+        assert_eq!(m.state, State::HalfOpen);
+        assert_eq!(m.epoch, 2);
+        assert_eq!(admitted, 3);
+        assert_eq!(m.half_open_in_flight, 3);
+    });
+}
+
+/// (c) A stale permit never changes state: a failure admitted before the opening,
+/// recorded while the probe decides, neither reopens nor touches the new window.
+#[test]
+fn c_stale_permit_never_changes_state() {
+    model(|| {
+        let b = Arc::new(breaker(1, 1));
+        let old = b.acquire_token(0).unwrap();
+        trip(&b);
+        let probe = b.acquire_token(OPEN).unwrap();
+        let t1 = {
+            let b = b.clone();
+            thread::spawn(move || b.record_token(old, Outcome::Failure, 5, OPEN + 1))
+        };
+        let t2 = {
+            let b = b.clone();
+            thread::spawn(move || b.record_token(probe, Outcome::Success, 1, OPEN + 1))
+        };
+        t1.join().unwrap();
+        t2.join().unwrap();
+        let m = b.metrics(OPEN + 1);
+        assert_eq!(m.state, State::Closed, "the probe's success decided");
+        assert_eq!(m.epoch, 3);
+        assert_eq!(m.window.calls, 0, "the stale failure is not in the new window");
+        assert_eq!(m.totals.stale, 1);
+    });
+}
+
+/// (e) No reader ever sees `open` with an `open_until` from another opening: a
+/// reader's snapshot of (epoch, retry_after) always matches that epoch's opening.
+#[test]
+fn e_open_until_belongs_to_its_opening() {
+    model(|| {
+        let b = Arc::new(breaker(1, 1));
+        trip(&b); // epoch 1: open until OPEN
+        let probe = b.acquire_token(OPEN).unwrap(); // epoch 2
+        let reopen_at = OPEN + 10;
+        let writer = {
+            let b = b.clone();
+            thread::spawn(move || b.record_token(probe, Outcome::Failure, 10, reopen_at))
+        };
+        let reader = {
+            let b = b.clone();
+            thread::spawn(move || {
+                let now = reopen_at;
+                let m = b.metrics(now);
+                if m.state == State::Open {
+                    // epoch 3 is the 2nd consecutive opening: 2·OPEN from reopen_at.
+                    assert_eq!(m.epoch, 3);
+                    assert_eq!(m.retry_after_ns, Some(2 * OPEN), "open_until of epoch 3");
+                }
+            })
+        };
+        writer.join().unwrap();
+        reader.join().unwrap();
+        assert_eq!(b.retry_after(reopen_at), Some(2 * OPEN));
+    });
+}
+
+/// (f) Every permit is consumed exactly once: recorded, ignored or dropped, and
+/// the probe slots all come back.
+#[test]
+fn f_every_permit_consumed_once() {
+    model(|| {
+        let b = Arc::new(breaker(2, 3));
+        trip(&b);
+        let hs: Vec<_> = (0..2)
+            .map(|i| {
+                let b = b.clone();
+                thread::spawn(move || {
+                    if let Ok(p) = b.try_acquire(OPEN) {
+                        match i {
+                            0 => drop(p),
+                            _ => p.record(Outcome::Ignored, 0, OPEN),
+                        }
+                    }
+                })
+            })
+            .collect();
+        hs.into_iter().for_each(|h| h.join().unwrap());
+        let m = b.metrics(OPEN);
+        let t = m.totals;
+        assert_eq!(t.admitted, t.successes + t.failures + t.ignored);
+        assert_eq!(m.state, State::HalfOpen);
+        assert_eq!(m.half_open_in_flight, 0, "both probe slots came back");
+    });
+}
