@@ -8,7 +8,7 @@ use seawall_core::{
     WindowConfig,
 };
 
-use crate::scenario::{Fields, Scenario, StepClock, StepError, ms_to_ns};
+use crate::scenario::{Fields, Scenario, StepClock, StepError, ms_to_ns, whole};
 
 /// What a breaker implementation must offer to run the scenarios. Times in ns.
 pub trait BreakerDriver {
@@ -48,27 +48,35 @@ const CONFIG_KEYS: &[&str] = &[
 
 /// A 0–100 percentage as a ratio, to the nearest part per million.
 fn percent(p: f64) -> Ratio {
-    Ratio::from_ppm((p * 10_000.0).round() as u64)
+    Ratio::from_ppm(whole(p * 10_000.0))
 }
 
 /// A plain factor (1.5, 0.2, 1e10) as a ratio, to the nearest part per million.
 fn factor(f: f64) -> Ratio {
-    Ratio::from_ppm((f * 1e6).round() as u64)
+    Ratio::from_ppm(whole(f * 1e6))
 }
 
 fn count(f: &Fields<'_>, key: &str, default: u32) -> Result<u32, String> {
-    f.u64(key)?.map_or(Ok(default), |n| u32::try_from(n).map_err(|_| format!("`{key}` too large")))
+    f.u64(key)?.map_or(Ok(default), |n| {
+        u32::try_from(n).map_err(|_| format!("`{key}` too large"))
+    })
 }
 
 fn window_config(f: &Fields<'_>) -> Result<WindowConfig, String> {
     let Some(serde_json::Value::Object(w)) = f.raw("window") else {
-        return if f.has("window") { Err("`window` is not an object".into()) } else { Ok(WindowConfig::DEFAULT) };
+        return if f.has("window") {
+            Err("`window` is not an object".into())
+        } else {
+            Ok(WindowConfig::DEFAULT)
+        };
     };
     let w = Fields::new(w, "window");
     match w.str("kind")? {
         Some("count") => {
             w.only(&["kind", "size"])?;
-            Ok(WindowConfig::Count { size: count(&w, "size", 0)? })
+            Ok(WindowConfig::Count {
+                size: count(&w, "size", 0)?,
+            })
         }
         Some("time") => {
             w.only(&["kind", "buckets", "bucket_ms"])?;
@@ -82,7 +90,9 @@ fn window_config(f: &Fields<'_>) -> Result<WindowConfig, String> {
 }
 
 /// The scenario's `breaker` object as a core config (DESIGN defaults for omitted keys).
-pub fn parse_config(map: &serde_json::Map<String, serde_json::Value>) -> Result<BreakerConfig, String> {
+pub fn parse_config(
+    map: &serde_json::Map<String, serde_json::Value>,
+) -> Result<BreakerConfig, String> {
     let f = Fields::new(map, "breaker");
     f.only(CONFIG_KEYS)?;
     let d = BreakerConfig::DEFAULT;
@@ -90,14 +100,26 @@ pub fn parse_config(map: &serde_json::Map<String, serde_json::Value>) -> Result<
     Ok(BreakerConfig {
         window: window_config(&f)?,
         minimum_calls: count(&f, "minimum_calls", d.minimum_calls)?,
-        failure_rate_threshold: f.rule("failure_rate_threshold", d.failure_rate_threshold, percent)?,
-        slow_call_rate_threshold: f.f64("slow_call_rate_threshold")?.map_or(d.slow_call_rate_threshold, percent),
+        failure_rate_threshold: f.rule(
+            "failure_rate_threshold",
+            d.failure_rate_threshold,
+            percent,
+        )?,
+        slow_call_rate_threshold: f
+            .f64("slow_call_rate_threshold")?
+            .map_or(d.slow_call_rate_threshold, percent),
         slow_call_duration_ns: f.rule("slow_call_duration_ms", d.slow_call_duration_ns, ns)?,
-        consecutive_failures: f.rule("consecutive_failures", d.consecutive_failures, |n| n as u32)?,
+        consecutive_failures: f.rule("consecutive_failures", d.consecutive_failures, |n| {
+            u32::try_from(whole(n)).unwrap_or(u32::MAX)
+        })?,
         open_duration_ns: f.f64("open_duration_ms")?.map_or(d.open_duration_ns, ns),
-        open_backoff_multiplier: f.f64("open_backoff_multiplier")?.map_or(d.open_backoff_multiplier, factor),
+        open_backoff_multiplier: f
+            .f64("open_backoff_multiplier")?
+            .map_or(d.open_backoff_multiplier, factor),
         max_open_duration_ns: f.rule("max_open_duration_ms", d.max_open_duration_ns, ns)?,
-        open_jitter_factor: f.f64("open_jitter_factor")?.map_or(d.open_jitter_factor, factor),
+        open_jitter_factor: f
+            .f64("open_jitter_factor")?
+            .map_or(d.open_jitter_factor, factor),
         half_open_max_calls: count(&f, "half_open_max_calls", d.half_open_max_calls)?,
         half_open_success_threshold: count(
             &f,
@@ -167,7 +189,9 @@ pub fn run<D: BreakerDriver>(sc: &Scenario, d: &mut D) -> Result<(), StepError> 
         } else if let Some(name) = f.str("record").map_err(bad)? {
             let o = f.str("outcome").map_err(bad)?.and_then(outcome);
             let o = o.ok_or_else(|| bad("`record` needs an `outcome`".into()))?;
-            let p = held.remove(name).ok_or_else(|| bad(format!("no held permit {name:?}")))?;
+            let p = held
+                .remove(name)
+                .ok_or_else(|| bad(format!("no held permit {name:?}")))?;
             d.record(p, o, duration, now);
         } else if f.has("force_open") {
             d.force_open();
@@ -206,12 +230,12 @@ impl CoreBreaker {
     /// Build from a config; a config error is reported as its message.
     pub fn new(cfg: BreakerConfig) -> Result<Self, String> {
         Ok(match cfg.window {
-            WindowConfig::Count { .. } => {
-                Self::Count(Box::new(CircuitBreaker::new(cfg).map_err(|e| e.to_string())?))
-            }
-            WindowConfig::Time { .. } => {
-                Self::Time(Box::new(CircuitBreaker::new(cfg).map_err(|e| e.to_string())?))
-            }
+            WindowConfig::Count { .. } => Self::Count(Box::new(
+                CircuitBreaker::new(cfg).map_err(|e| e.to_string())?,
+            )),
+            WindowConfig::Time { .. } => Self::Time(Box::new(
+                CircuitBreaker::new(cfg).map_err(|e| e.to_string())?,
+            )),
         })
     }
 }

@@ -19,8 +19,14 @@ pub fn run(sc: &Scenario) -> Result<(), StepError> {
         let d = *deadline.get_or_insert_with(|| Deadline::new(ms_to_ns(total), now));
         let f = Fields::new(step, "step");
         let bad = |m: String| StepError::malformed(i, m);
-        f.only(&["at_ms", "expect_remaining_ms", "allocate_ms", "expect_ms", "expect_expired"])
-            .map_err(bad)?;
+        f.only(&[
+            "at_ms",
+            "expect_remaining_ms",
+            "allocate_ms",
+            "expect_ms",
+            "expect_expired",
+        ])
+        .map_err(bad)?;
         if let Some(want) = f.f64("expect_remaining_ms").map_err(bad)? {
             let got = d.remaining(now);
             if got != ms_to_ns(want) {
@@ -28,7 +34,10 @@ pub fn run(sc: &Scenario) -> Result<(), StepError> {
             }
         }
         if let Some(max) = f.f64("allocate_ms").map_err(bad)? {
-            let want = f.f64("expect_ms").map_err(bad)?.ok_or_else(|| bad("`allocate_ms` needs `expect_ms`".into()))?;
+            let want = f
+                .f64("expect_ms")
+                .map_err(bad)?
+                .ok_or_else(|| bad("`allocate_ms` needs `expect_ms`".into()))?;
             let got = d.allocate(ms_to_ns(max), now);
             if got != ms_to_ns(want) {
                 return Err(StepError::mismatch(i, want, ns_to_ms(got)));

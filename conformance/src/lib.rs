@@ -19,19 +19,28 @@ pub fn run_file(path: &Path) -> (String, Verdict) {
     let sc = match Scenario::load(path) {
         Ok(sc) => sc,
         Err(e) => {
-            let id = path.file_stem().and_then(|s| s.to_str()).unwrap_or("?").to_owned();
+            let id = path
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or("?")
+                .to_owned();
             return (id, Verdict::Fail(format!("malformed: {e}")));
         }
     };
     let result = match sc.primitive {
-        Primitive::Breaker => match breaker::parse_config(&sc.config)
-            .and_then(breaker::CoreBreaker::new)
-        {
-            Ok(mut b) => breaker::run(&sc, &mut b),
-            Err(e) => return (sc.id, Verdict::Fail(format!("config: {e}"))),
-        },
+        Primitive::Breaker => {
+            match breaker::parse_config(&sc.config).and_then(breaker::CoreBreaker::new) {
+                Ok(mut b) => breaker::run(&sc, &mut b),
+                Err(e) => return (sc.id, Verdict::Fail(format!("config: {e}"))),
+            }
+        }
         Primitive::Deadline => deadline::run(&sc),
-        other => return (sc.id, Verdict::Skip(format!("{} not built yet", other.key()))),
+        other => {
+            return (
+                sc.id,
+                Verdict::Skip(format!("{} not built yet", other.key())),
+            );
+        }
     };
     let verdict = match result {
         Ok(()) => Verdict::Pass,

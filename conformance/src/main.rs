@@ -38,5 +38,9 @@ fn main() -> ExitCode {
         }
     }
     println!("{passed} passed, {failed} failed, {skipped} skipped");
-    if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+    if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
 }

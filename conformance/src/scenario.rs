@@ -39,7 +39,10 @@ impl Primitive {
     /// The scenario key naming this primitive.
     #[must_use]
     pub fn key(self) -> &'static str {
-        Self::ALL.iter().find(|(p, _)| *p == self).map_or("?", |(_, k)| k)
+        Self::ALL
+            .iter()
+            .find(|(p, _)| *p == self)
+            .map_or("?", |(_, k)| k)
     }
 }
 
@@ -87,12 +90,18 @@ impl fmt::Display for StepError {
 impl StepError {
     /// `expected X, got Y`.
     pub fn mismatch(step: usize, expected: impl fmt::Debug, got: impl fmt::Debug) -> Self {
-        Self { step, message: format!("expected {expected:?}, got {got:?}") }
+        Self {
+            step,
+            message: format!("expected {expected:?}, got {got:?}"),
+        }
     }
 
     /// A malformed step.
     pub fn malformed(step: usize, message: impl Into<String>) -> Self {
-        Self { step, message: format!("malformed: {}", message.into()) }
+        Self {
+            step,
+            message: format!("malformed: {}", message.into()),
+        }
     }
 }
 
@@ -101,11 +110,16 @@ impl Scenario {
     pub fn load(path: &Path) -> Result<Self, String> {
         let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))?;
         let v: Value = serde_json::from_str(&text).map_err(|e| format!("not JSON: {e}"))?;
-        let Value::Object(mut top) = v else { return Err("top level is not an object".into()) };
-        let id = path.file_stem().and_then(|s| s.to_str()).unwrap_or("?").to_owned();
-        let name = match top.remove("name") {
-            Some(Value::String(s)) => s,
-            _ => return Err("missing string `name`".into()),
+        let Value::Object(mut top) = v else {
+            return Err("top level is not an object".into());
+        };
+        let id = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("?")
+            .to_owned();
+        let Some(Value::String(name)) = top.remove("name") else {
+            return Err("missing string `name`".into());
         };
         top.remove("source");
         let steps = match top.remove("steps") {
@@ -123,14 +137,19 @@ impl Scenario {
         let (Some((primitive, key)), None) = (found.next(), found.next()) else {
             return Err("needs exactly one primitive key".into());
         };
-        let config = match top.remove(*key) {
-            Some(Value::Object(m)) => m,
-            _ => return Err(format!("`{key}` is not an object")),
+        let Some(Value::Object(config)) = top.remove(*key) else {
+            return Err(format!("`{key}` is not an object"));
         };
         if let Some(extra) = top.keys().next() {
             return Err(format!("unknown top-level key `{extra}`"));
         }
-        Ok(Self { id, name, primitive: *primitive, config, steps })
+        Ok(Self {
+            id,
+            name,
+            primitive: *primitive,
+            config,
+            steps,
+        })
     }
 }
 
@@ -144,7 +163,9 @@ impl StepClock {
     /// Advance to the step's `at_ms` (if any) and return the time in nanoseconds.
     pub fn advance(&mut self, i: usize, step: &Map<String, Value>) -> Result<u64, StepError> {
         if let Some(v) = step.get("at_ms") {
-            let at = v.as_f64().ok_or_else(|| StepError::malformed(i, "`at_ms` is not a number"))?;
+            let at = v
+                .as_f64()
+                .ok_or_else(|| StepError::malformed(i, "`at_ms` is not a number"))?;
             if at < self.now_ms {
                 return Err(StepError::malformed(i, "`at_ms` goes backwards"));
             }
@@ -154,11 +175,21 @@ impl StepClock {
     }
 }
 
-/// Milliseconds (possibly fractional) to whole nanoseconds, rounded to nearest.
+/// Milliseconds (possibly fractional, never negative: [`Fields`] refuses those) to
+/// whole nanoseconds, rounded to nearest.
 #[must_use]
 pub fn ms_to_ns(ms: f64) -> u64 {
-    // Saturating float-to-int casts are exactly what a negative or huge value needs.
-    (ms * 1e6).round() as u64
+    whole(ms * 1e6)
+}
+
+/// A non-negative float rounded to the nearest whole number, saturating at `u64::MAX`.
+#[must_use]
+#[allow(
+    clippy::cast_sign_loss,
+    reason = "inputs are non-negative: Fields refuses negatives"
+)]
+pub fn whole(x: f64) -> u64 {
+    x.round() as u64
 }
 
 /// Nanoseconds to milliseconds, for messages and comparisons with `*_ms` fields.
@@ -204,9 +235,10 @@ impl<'a> Fields<'a> {
     pub fn f64(&self, key: &str) -> Result<Option<f64>, String> {
         match self.map.get(key) {
             None | Some(Value::Null) => Ok(None),
-            Some(v) => {
-                v.as_f64().map(Some).ok_or_else(|| format!("`{key}` in {} is not a number", self.what))
-            }
+            Some(v) => v
+                .as_f64()
+                .map(Some)
+                .ok_or_else(|| format!("`{key}` in {} is not a number", self.what)),
         }
     }
 
@@ -247,7 +279,11 @@ impl<'a> Fields<'a> {
         default: Option<T>,
         convert: impl FnOnce(f64) -> T,
     ) -> Result<Option<T>, String> {
-        if self.has(key) { Ok(self.f64(key)?.map(convert)) } else { Ok(default) }
+        if self.has(key) {
+            Ok(self.f64(key)?.map(convert))
+        } else {
+            Ok(default)
+        }
     }
 }
 
@@ -259,8 +295,11 @@ pub fn scenario_dirs(args: &[String]) -> Vec<PathBuf> {
         return args.iter().map(PathBuf::from).collect();
     }
     if let Ok(list) = std::env::var("SEAWALL_CASES") {
-        let dirs: Vec<PathBuf> =
-            list.split(':').filter(|s| !s.is_empty()).map(PathBuf::from).collect();
+        let dirs: Vec<PathBuf> = list
+            .split(':')
+            .filter(|s| !s.is_empty())
+            .map(PathBuf::from)
+            .collect();
         if !dirs.is_empty() {
             return dirs;
         }

@@ -18,7 +18,10 @@ impl Deadline {
     /// `u64::MAX` (a deadline that never expires in practice).
     #[must_use]
     pub const fn new(total_ns: u64, now: u64) -> Self {
-        Self { start_ns: now, end_ns: now.saturating_add(total_ns) }
+        Self {
+            start_ns: now,
+            end_ns: now.saturating_add(total_ns),
+        }
     }
 
     /// Like [`new`](Self::new) but refusing a zero budget, for configs read from users.
@@ -45,7 +48,11 @@ impl Deadline {
     /// as the start (a clock that steps back is no time passed).
     #[must_use]
     pub const fn remaining(&self, now: u64) -> u64 {
-        let now = if now < self.start_ns { self.start_ns } else { now };
+        let now = if now < self.start_ns {
+            self.start_ns
+        } else {
+            now
+        };
         self.end_ns.saturating_sub(now)
     }
 
@@ -66,8 +73,15 @@ impl Deadline {
     #[must_use]
     pub const fn child(&self, total_ns: u64, now: u64) -> Self {
         let own = Self::new(total_ns, now);
-        let end = if own.end_ns < self.end_ns { own.end_ns } else { self.end_ns };
+        let end = if own.end_ns < self.end_ns {
+            own.end_ns
+        } else {
+            self.end_ns
+        };
         let start = if now > end { end } else { now };
-        Self { start_ns: start, end_ns: end }
+        Self {
+            start_ns: start,
+            end_ns: end,
+        }
     }
 }

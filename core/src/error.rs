@@ -132,7 +132,10 @@ impl fmt::Display for ConfigError {
                 write!(f, "invalid {name}: must not be less than {}", other.name())
             }
             Problem::KindMismatch => {
-                write!(f, "invalid {name}: does not match the breaker's window type")
+                write!(
+                    f,
+                    "invalid {name}: does not match the breaker's window type"
+                )
             }
         }
     }

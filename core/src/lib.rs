@@ -55,6 +55,4 @@ pub use error::{ConfigError, Field, Problem};
 pub use mix::{mix64, pick};
 pub use outcome::Outcome;
 pub use ratio::{PPM, Ratio};
-pub use window::{
-    CountWindow, Sample, SlidingWindow, TimeWindow, WindowConfig, WindowCounts,
-};
+pub use window::{CountWindow, Sample, SlidingWindow, TimeWindow, WindowConfig, WindowCounts};

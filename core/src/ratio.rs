@@ -54,7 +54,11 @@ impl Ratio {
     #[must_use]
     pub const fn scale(self, value: u64) -> u64 {
         let v = (value as u128) * (self.0 as u128) / (PPM as u128);
-        if v > u64::MAX as u128 { u64::MAX } else { v as u64 }
+        if v > u64::MAX as u128 {
+            u64::MAX
+        } else {
+            v as u64
+        }
     }
 
     /// `part / whole` as a ratio, rounded down; `None` when `whole` is 0.
@@ -63,6 +67,8 @@ impl Ratio {
         if whole == 0 {
             return None;
         }
-        Some(Self(((part as u128) * (PPM as u128) / (whole as u128)) as u64))
+        Some(Self(
+            ((part as u128) * (PPM as u128) / (whole as u128)) as u64,
+        ))
     }
 }

@@ -38,7 +38,10 @@ mod loom_u128 {
 
     impl AtomicU128 {
         pub(crate) fn new(v: u128) -> Self {
-            Self { index: AtomicUsize::new(0), values: Mutex::new(std::vec![v]) }
+            Self {
+                index: AtomicUsize::new(0),
+                values: Mutex::new(std::vec![v]),
+            }
         }
 
         fn value(&self, i: usize) -> u128 {

@@ -36,7 +36,12 @@ fn outcome() -> impl Strategy<Value = MOutcome> {
 }
 
 fn duration() -> impl Strategy<Value = u64> {
-    prop_oneof![Just(0), Just(millis(5)), Just(millis(5) + 1), Just(millis(20))]
+    prop_oneof![
+        Just(0),
+        Just(millis(5)),
+        Just(millis(5) + 1),
+        Just(millis(20))
+    ]
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -56,12 +61,23 @@ fn config(count: bool) -> impl Strategy<Value = MConfig> {
     let window = if count {
         (1usize..8).prop_map(MWindow::Count).boxed()
     } else {
-        (1u64..5).prop_map(|b| MWindow::Time { buckets: b, width: millis(1) }).boxed()
+        (1u64..5)
+            .prop_map(|b| MWindow::Time {
+                buckets: b,
+                width: millis(1),
+            })
+            .boxed()
     };
     (
         window,
         1u64..8,
-        prop_oneof![Just(None), Just(Some(0)), Just(Some(34)), Just(Some(50)), Just(Some(100))],
+        prop_oneof![
+            Just(None),
+            Just(Some(0)),
+            Just(Some(34)),
+            Just(Some(50)),
+            Just(Some(100))
+        ],
         prop_oneof![Just(50u64), Just(100)],
         prop_oneof![Just(None), Just(Some(millis(5)))],
         prop_oneof![Just(None), (1u64..5).prop_map(Some)],
@@ -72,30 +88,35 @@ fn config(count: bool) -> impl Strategy<Value = MConfig> {
         1u64..4,
         prop_oneof![Just(None), (1u64..15).prop_map(|m| Some(millis(m)))],
     )
-        .prop_map(|(window, min, fp, sp, sn, cons, open, mult, max, homc, hos, hmw)| MConfig {
-            window,
-            minimum_calls: min,
-            failure_pct: fp,
-            slow_pct: sp,
-            slow_ns: sn,
-            consecutive: cons,
-            open_ns: open,
-            multiplier: mult,
-            max_open_ns: max.map(|m: u64| m.max(open)),
-            half_open_max_calls: homc,
-            half_open_successes: hos,
-            half_open_max_wait_ns: hmw,
-        })
+        .prop_map(
+            |(window, min, fp, sp, sn, cons, open, mult, max, homc, hos, hmw)| MConfig {
+                window,
+                minimum_calls: min,
+                failure_pct: fp,
+                slow_pct: sp,
+                slow_ns: sn,
+                consecutive: cons,
+                open_ns: open,
+                multiplier: mult,
+                max_open_ns: max.map(|m: u64| m.max(open)),
+                half_open_max_calls: homc,
+                half_open_successes: hos,
+                half_open_max_wait_ns: hmw,
+            },
+        )
 }
 
 fn core_config(m: &MConfig) -> BreakerConfig {
     let n32 = |n: u64| u32::try_from(n).unwrap();
     BreakerConfig {
         window: match m.window {
-            MWindow::Count(n) => WindowConfig::Count { size: n32(n as u64) },
-            MWindow::Time { buckets, width } => {
-                WindowConfig::Time { buckets: n32(buckets), bucket_width_ns: width }
-            }
+            MWindow::Count(n) => WindowConfig::Count {
+                size: n32(n as u64),
+            },
+            MWindow::Time { buckets, width } => WindowConfig::Time {
+                buckets: n32(buckets),
+                bucket_width_ns: width,
+            },
         },
         minimum_calls: n32(m.minimum_calls),
         failure_rate_threshold: m.failure_pct.map(Ratio::from_percent),
@@ -133,7 +154,8 @@ fn compare<W: SlidingWindow>(m: &MConfig, ops: &[Op]) -> Result<(), TestCaseErro
                 let got = b.acquire_token(now);
                 let want = model.acquire(now);
                 prop_assert_eq!(
-                    got.map(|t| u64::from(t.epoch)).map_err(|r| r.retry_after_ns),
+                    got.map(|t| u64::from(t.epoch))
+                        .map_err(|r| r.retry_after_ns),
                     want,
                     "step {} {:?}",
                     i,
@@ -169,8 +191,19 @@ fn compare<W: SlidingWindow>(m: &MConfig, ops: &[Op]) -> Result<(), TestCaseErro
                 model.reset();
             }
         }
-        prop_assert_eq!(b.state().name(), model.state.name(), "state after step {} {:?}", i, op);
-        prop_assert_eq!(b.retry_after(now), model.retry_after(now), "retry_after after step {}", i);
+        prop_assert_eq!(
+            b.state().name(),
+            model.state.name(),
+            "state after step {} {:?}",
+            i,
+            op
+        );
+        prop_assert_eq!(
+            b.retry_after(now),
+            model.retry_after(now),
+            "retry_after after step {}",
+            i
+        );
         let snap = b.metrics(now);
         if model.state == MState::Closed {
             let w = snap.window;
@@ -186,8 +219,26 @@ fn compare<W: SlidingWindow>(m: &MConfig, ops: &[Op]) -> Result<(), TestCaseErro
     let t = b.metrics(now).totals;
     let mt = model.totals;
     prop_assert_eq!(
-        (t.admitted, t.rejected, t.successes, t.failures, t.slow, t.ignored, t.stale, t.transitions),
-        (mt.admitted, mt.rejected, mt.successes, mt.failures, mt.slow, mt.ignored, mt.stale, mt.transitions)
+        (
+            t.admitted,
+            t.rejected,
+            t.successes,
+            t.failures,
+            t.slow,
+            t.ignored,
+            t.stale,
+            t.transitions
+        ),
+        (
+            mt.admitted,
+            mt.rejected,
+            mt.successes,
+            mt.failures,
+            mt.slow,
+            mt.ignored,
+            mt.stale,
+            mt.transitions
+        )
     );
     Ok(())
 }

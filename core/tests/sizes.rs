@@ -4,9 +4,7 @@
 #![cfg(target_arch = "x86_64")]
 
 use core::mem::size_of;
-use seawall_core::{
-    BreakerConfig, CircuitBreaker, CountWindow, Deadline, PermitToken, TimeWindow,
-};
+use seawall_core::{BreakerConfig, CircuitBreaker, CountWindow, Deadline, PermitToken, TimeWindow};
 
 const LINE: usize = 128;
 
@@ -17,7 +15,10 @@ fn round_up(n: usize) -> usize {
 #[test]
 fn windows() {
     // head (one padded line) + 2·B words of 16 bytes + buckets (u32, padded to 8) + width (u64)
-    assert_eq!(size_of::<TimeWindow<10>>(), round_up(LINE + 2 * 10 * 16 + 8 + 8));
+    assert_eq!(
+        size_of::<TimeWindow<10>>(),
+        round_up(LINE + 2 * 10 * 16 + 8 + 8)
+    );
     assert_eq!(size_of::<TimeWindow<10>>(), 512);
     // agg (one padded line) + N slots of 8 bytes + size (u32)
     assert_eq!(size_of::<CountWindow<100>>(), round_up(LINE + 100 * 8 + 4));
@@ -28,9 +29,15 @@ fn windows() {
 fn breakers() {
     // state, clock and totals each on their own line, then window, config, gate (u64)
     let fixed = 3 * LINE + size_of::<BreakerConfig>() + 8;
-    assert_eq!(size_of::<CircuitBreaker<TimeWindow<10>>>(), round_up(fixed + 512));
+    assert_eq!(
+        size_of::<CircuitBreaker<TimeWindow<10>>>(),
+        round_up(fixed + 512)
+    );
     assert_eq!(size_of::<CircuitBreaker<TimeWindow<10>>>(), 1152);
-    assert_eq!(size_of::<CircuitBreaker<CountWindow<100>>>(), round_up(fixed + 1024));
+    assert_eq!(
+        size_of::<CircuitBreaker<CountWindow<100>>>(),
+        round_up(fixed + 1024)
+    );
     assert_eq!(size_of::<CircuitBreaker<CountWindow<100>>>(), 1664);
 }
 

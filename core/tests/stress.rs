@@ -45,8 +45,8 @@ fn worker(b: &CircuitBreaker<CountWindow<16>>, clock: &AtomicU64, seed: u64, ops
     let mut rng = SmallRng::seed_from_u64(seed);
     let mut t = Tally::default();
     let mut held: Vec<PermitToken> = Vec::new();
-    let mut record = |t: &mut Tally, p: PermitToken, now: u64, rng: &mut SmallRng| {
-        let bad_phase = (now / 5_000_000) % 2 == 0;
+    let record = |t: &mut Tally, p: PermitToken, now: u64, rng: &mut SmallRng| {
+        let bad_phase = (now / 5_000_000).is_multiple_of(2);
         let r: f64 = rng.random();
         let o = if r < 0.05 {
             Outcome::Ignored
@@ -89,7 +89,11 @@ fn worker(b: &CircuitBreaker<CountWindow<16>>, clock: &AtomicU64, seed: u64, ops
 
 #[test]
 fn breaker_keeps_exact_totals_and_probe_limit_under_contention() {
-    let ops: u64 = if cfg!(debug_assertions) { 300_000 } else { 2_000_000 };
+    let ops: u64 = if cfg!(debug_assertions) {
+        300_000
+    } else {
+        2_000_000
+    };
     let b = Arc::new(breaker());
     let clock = Arc::new(AtomicU64::new(1_000_000_000));
     let done = Arc::new(AtomicBool::new(false));
@@ -100,8 +104,17 @@ fn breaker_keeps_exact_totals_and_probe_limit_under_contention() {
             let mut half_open_seen = 0u64;
             while !done.load(Ordering::Acquire) {
                 let m = b.metrics(clock.load(Ordering::Relaxed));
-                assert!(m.half_open_in_flight <= 3, "probes in flight {}", m.half_open_in_flight);
-                assert!(m.window.calls <= 16 && m.window.failures <= m.window.calls, "{:?} {:?}", m.window, m.state);
+                assert!(
+                    m.half_open_in_flight <= 3,
+                    "probes in flight {}",
+                    m.half_open_in_flight
+                );
+                assert!(
+                    m.window.calls <= 16 && m.window.failures <= m.window.calls,
+                    "{:?} {:?}",
+                    m.window,
+                    m.state
+                );
                 assert!(m.window.slow <= m.window.calls);
                 half_open_seen += u64::from(m.state == State::HalfOpen);
                 samples += 1;
@@ -129,8 +142,16 @@ fn breaker_keeps_exact_totals_and_probe_limit_under_contention() {
     assert_eq!(t.failures, sum(|t| t.failures));
     assert_eq!(t.ignored, sum(|t| t.ignored));
     assert_eq!(t.admitted + t.rejected, ops * THREADS as u64);
-    assert_eq!(t.admitted, t.successes + t.failures + t.ignored, "every permit consumed once");
-    assert!(t.transitions >= 4, "the breaker cycled: {} transitions", t.transitions);
+    assert_eq!(
+        t.admitted,
+        t.successes + t.failures + t.ignored,
+        "every permit consumed once"
+    );
+    assert!(
+        t.transitions >= 4,
+        "the breaker cycled: {} transitions",
+        t.transitions
+    );
     assert!(t.stale > 0, "held permits came back stale");
     assert_eq!(u64::from(m.epoch), t.transitions % (1 << 28));
     if m.state == State::HalfOpen {
@@ -150,13 +171,18 @@ fn count_window_counts_every_concurrent_record_exactly() {
                 bar.wait();
                 for k in 0..PER {
                     // thread i fails on every (i+2)-th call, slow on every 3rd
-                    let s = Sample { failure: k % (i as u64 + 2) == 0, slow: k % 3 == 0 };
+                    let s = Sample {
+                        failure: k % (i as u64 + 2) == 0,
+                        slow: k % 3 == 0,
+                    };
                     w.record(s);
                 }
             })
         })
         .collect();
-    hs.into_iter().for_each(|h| h.join().unwrap());
+    for h in hs {
+        h.join().unwrap();
+    }
     let c = w.counts();
     let fails: u64 = (0..THREADS as u64).map(|i| PER.div_ceil(i + 2)).sum();
     let slow = PER.div_ceil(3) * THREADS as u64;
@@ -164,7 +190,10 @@ fn count_window_counts_every_concurrent_record_exactly() {
         .map(|i| (0..PER).filter(|k| k % (i + 2) == 0 && k % 3 == 0).count() as u64)
         .sum();
     assert_eq!(c.calls, PER * THREADS as u64);
-    assert_eq!((c.failures, c.slow, c.slow_failures), (fails, slow, slow_fails));
+    assert_eq!(
+        (c.failures, c.slow, c.slow_failures),
+        (fails, slow, slow_fails)
+    );
 }
 
 #[test]
@@ -179,7 +208,10 @@ fn count_window_evicts_exactly_under_contention() {
             let (w, bar) = (Arc::clone(&w), Arc::clone(&bar));
             thread::spawn(move || {
                 for _ in 0..50_000 {
-                    w.record(Sample { failure: true, slow: true });
+                    w.record(Sample {
+                        failure: true,
+                        slow: true,
+                    });
                 }
                 bar.wait();
                 let mid = w.counts();
@@ -191,9 +223,14 @@ fn count_window_evicts_exactly_under_contention() {
             })
         })
         .collect();
-    hs.into_iter().for_each(|h| h.join().unwrap());
+    for h in hs {
+        h.join().unwrap();
+    }
     let c = w.counts();
-    assert_eq!((c.calls, c.failures, c.slow, c.slow_failures), (64, 0, 0, 0));
+    assert_eq!(
+        (c.calls, c.failures, c.slow, c.slow_failures),
+        (64, 0, 0, 0)
+    );
 }
 
 #[test]
@@ -215,7 +252,13 @@ fn time_window_rotation_loses_no_record_of_the_new_epoch() {
                     bar.wait();
                     for k in 0..K {
                         let now = e * WIDTH + (k * 97 + i as u64) % WIDTH;
-                        w.record(Sample { failure: (k + e) % 5 == 0, slow: false }, now);
+                        w.record(
+                            Sample {
+                                failure: (k + e) % 5 == 0,
+                                slow: false,
+                            },
+                            now,
+                        );
                     }
                     bar.wait();
                     let live = (e + 1).min(u64::from(BUCKETS));
@@ -225,7 +268,9 @@ fn time_window_rotation_loses_no_record_of_the_new_epoch() {
             })
         })
         .collect();
-    hs.into_iter().for_each(|h| h.join().unwrap());
+    for h in hs {
+        h.join().unwrap();
+    }
     let last = EPOCHS - 1;
     let c = w.counts(last * WIDTH);
     let fails: u64 = (last + 1 - u64::from(BUCKETS)..=last)

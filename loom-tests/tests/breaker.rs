@@ -33,7 +33,9 @@ fn breaker(half_open_max_calls: u32, success_threshold: u32) -> Breaker {
 /// Two failures at t = 0: open (epoch 1) until `OPEN`.
 fn trip(b: &Breaker) {
     for _ in 0..2 {
-        b.acquire_token(0).map(|t| b.record_token(t, Outcome::Failure, 0, 0)).unwrap();
+        b.acquire_token(0)
+            .map(|t| b.record_token(t, Outcome::Failure, 0, 0))
+            .unwrap();
     }
     assert_eq!(b.state(), State::Open);
 }
@@ -64,12 +66,18 @@ fn a_probes_in_flight_never_exceed_half_open_max_calls() {
                         assert!(n <= 1, "{n} probes in flight with half_open_max_calls = 1");
                         held.fetch_sub(1, Ordering::SeqCst);
                         // Thread 0 frees its slot without deciding; others succeed.
-                        if i == 0 { p.ignore() } else { p.success(1, OPEN) }
+                        if i == 0 {
+                            p.ignore();
+                        } else {
+                            p.success(1, OPEN);
+                        }
                     }
                 })
             })
             .collect();
-        hs.into_iter().for_each(|h| h.join().unwrap());
+        for h in hs {
+            h.join().unwrap();
+        }
         let m = b.metrics(OPEN);
         assert!(m.state != State::HalfOpen || m.half_open_in_flight == 0);
     });
@@ -88,9 +96,17 @@ fn b_one_half_open_move_per_opening() {
                 thread::spawn(move || b.acquire_token(OPEN).is_ok())
             })
             .collect();
-        let admitted = hs.into_iter().map(|h| h.join().unwrap()).filter(|a| *a).count();
+        let admitted = hs
+            .into_iter()
+            .map(|h| h.join().unwrap())
+            .filter(|a| *a)
+            .count();
         let m = b.metrics(OPEN);
-        assert_eq!(m.totals.transitions - before, 1, "open → half_open happened once");
+        assert_eq!(
+            m.totals.transitions - before,
+            1,
+            "open → half_open happened once"
+        );
         assert_eq!(m.state, State::HalfOpen);
         assert_eq!(m.epoch, 2);
         assert_eq!(admitted, 3);
@@ -120,13 +136,16 @@ fn c_stale_permit_never_changes_state() {
         let m = b.metrics(OPEN + 1);
         assert_eq!(m.state, State::Closed, "the probe's success decided");
         assert_eq!(m.epoch, 3);
-        assert_eq!(m.window.calls, 0, "the stale failure is not in the new window");
+        assert_eq!(
+            m.window.calls, 0,
+            "the stale failure is not in the new window"
+        );
         assert_eq!(m.totals.stale, 1);
     });
 }
 
 /// (e) No reader ever sees `open` with an `open_until` from another opening: a
-/// reader's snapshot of (epoch, retry_after) always matches that epoch's opening.
+/// reader's snapshot of `(epoch, retry_after)` always matches that epoch's opening.
 #[test]
 fn e_open_until_belongs_to_its_opening() {
     model(|| {
@@ -176,7 +195,9 @@ fn f_every_permit_consumed_once() {
                 })
             })
             .collect();
-        hs.into_iter().for_each(|h| h.join().unwrap());
+        for h in hs {
+            h.join().unwrap();
+        }
         let m = b.metrics(OPEN);
         let t = m.totals;
         assert_eq!(t.admitted, t.successes + t.failures + t.ignored);

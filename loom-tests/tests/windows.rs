@@ -7,8 +7,14 @@ use loom::thread;
 use seawall_core::{CountWindow, Sample, SlidingWindow, TimeWindow, WindowConfig};
 
 const W: u64 = 1_000_000;
-const FAIL: Sample = Sample { failure: true, slow: false };
-const OK: Sample = Sample { failure: false, slow: false };
+const FAIL: Sample = Sample {
+    failure: true,
+    slow: false,
+};
+const OK: Sample = Sample {
+    failure: false,
+    slow: false,
+};
 
 fn model(f: impl Fn() + Sync + Send + 'static) {
     let mut builder = loom::model::Builder::new();
@@ -34,9 +40,15 @@ fn d_bucket_rotation_loses_no_record_of_the_new_epoch() {
                 thread::spawn(move || w.record(s, W))
             })
             .collect();
-        hs.into_iter().for_each(|h| h.join().unwrap());
+        for h in hs {
+            h.join().unwrap();
+        }
         let c = w.counts(W);
-        assert_eq!((c.calls, c.failures), (2, 1), "both epoch-1 records, nothing of epoch 0");
+        assert_eq!(
+            (c.calls, c.failures),
+            (2, 1),
+            "both epoch-1 records, nothing of epoch 0"
+        );
     });
 }
 
@@ -88,7 +100,9 @@ fn count_window_claims_commit_exactly_once() {
                 thread::spawn(move || w.record(s))
             })
             .collect();
-        hs.into_iter().for_each(|h| h.join().unwrap());
+        for h in hs {
+            h.join().unwrap();
+        }
         let c = w.counts();
         assert_eq!(c.calls, 2);
         assert!(c.failures <= 1);

@@ -109,7 +109,11 @@ impl BreakerConfig {
             return Err(ConfigError::new(Field::OpenDuration, Problem::Zero));
         }
         if self.open_backoff_multiplier.ppm() < PPM {
-            return Err(ConfigError::range(Field::OpenBackoffMultiplier, PPM, u64::MAX));
+            return Err(ConfigError::range(
+                Field::OpenBackoffMultiplier,
+                PPM,
+                u64::MAX,
+            ));
         }
         if let Some(max) = self.max_open_duration_ns
             && max < self.open_duration_ns
@@ -125,9 +129,10 @@ impl BreakerConfig {
         if let Err(e) = check_count(Field::HalfOpenMaxCalls, self.half_open_max_calls) {
             return Err(e);
         }
-        if let Err(e) =
-            check_count(Field::HalfOpenSuccessThreshold, self.half_open_success_threshold)
-        {
+        if let Err(e) = check_count(
+            Field::HalfOpenSuccessThreshold,
+            self.half_open_success_threshold,
+        ) {
             return Err(e);
         }
         if let Some(0) = self.half_open_max_wait_ns {

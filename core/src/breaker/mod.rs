@@ -175,7 +175,10 @@ impl<W: SlidingWindow> CircuitBreaker<W> {
     /// exactly once; a token from an earlier epoch counts in the totals only.
     pub fn record_token(&self, token: PermitToken, outcome: Outcome, duration_ns: u64, now: u64) {
         let slow = outcome != Outcome::Ignored
-            && self.config.slow_call_duration_ns.is_some_and(|d| duration_ns > d);
+            && self
+                .config
+                .slow_call_duration_ns
+                .is_some_and(|d| duration_ns > d);
         Totals::bump(match outcome {
             Outcome::Success => &self.totals.successes,
             Outcome::Failure => &self.totals.failures,
@@ -221,10 +224,15 @@ impl<W: SlidingWindow> CircuitBreaker<W> {
         if c.calls == 0 || c.calls < self.gate {
             return false;
         }
-        let failing =
-            self.config.failure_rate_threshold.is_some_and(|t| t.is_reached_by(c.failures, c.calls));
+        let failing = self
+            .config
+            .failure_rate_threshold
+            .is_some_and(|t| t.is_reached_by(c.failures, c.calls));
         let slow = self.config.slow_call_duration_ns.is_some()
-            && self.config.slow_call_rate_threshold.is_reached_by(c.slow, c.calls);
+            && self
+                .config
+                .slow_call_rate_threshold
+                .is_reached_by(c.slow, c.calls);
         failing || slow
     }
 
@@ -439,7 +447,9 @@ impl<W: SlidingWindow> CircuitBreaker<W> {
         } else {
             self.window.latest_gen()
         };
-        let window = generation.map(|g| self.window.counts_gen(g, now)).unwrap_or_default();
+        let window = generation
+            .map(|g| self.window.counts_gen(g, now))
+            .unwrap_or_default();
         BreakerMetrics {
             state,
             epoch: w.epoch(),
@@ -447,8 +457,16 @@ impl<W: SlidingWindow> CircuitBreaker<W> {
             failure_rate: Ratio::of(window.failures, window.calls),
             slow_call_rate: Ratio::of(window.slow, window.calls),
             consecutive_failures: if state == State::Closed { w.run() } else { 0 },
-            half_open_in_flight: if state == State::HalfOpen { w.probes() } else { 0 },
-            half_open_successes: if state == State::HalfOpen { w.successes() } else { 0 },
+            half_open_in_flight: if state == State::HalfOpen {
+                w.probes()
+            } else {
+                0
+            },
+            half_open_successes: if state == State::HalfOpen {
+                w.successes()
+            } else {
+                0
+            },
             openings: w.k(),
             retry_after_ns: self.retry_after_of(w, now),
             totals: self.totals.read(),
@@ -462,7 +480,10 @@ impl<W: SlidingWindow> CircuitBreaker<W> {
 
     fn reject(&self, state: State, retry_after_ns: Option<u64>) -> Rejected {
         Totals::bump(&self.totals.rejected);
-        Rejected { state, retry_after_ns }
+        Rejected {
+            state,
+            retry_after_ns,
+        }
     }
 
     fn bump_transitions(&self) {

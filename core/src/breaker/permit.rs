@@ -43,7 +43,8 @@ impl<'a, W: SlidingWindow> Permit<'a, W> {
         let this = ManuallyDrop::new(self);
         #[cfg(seawall_mutant = "double_consume")]
         let this = ManuallyDrop::new(&self);
-        this.breaker.record_token(this.token, outcome, duration_ns, now);
+        this.breaker
+            .record_token(this.token, outcome, duration_ns, now);
     }
 
     /// Record a success.
@@ -70,12 +71,15 @@ impl<'a, W: SlidingWindow> Permit<'a, W> {
 
 impl<W: SlidingWindow> Drop for Permit<'_, W> {
     fn drop(&mut self) {
-        self.breaker.record_token(self.token, Outcome::Ignored, 0, 0);
+        self.breaker
+            .record_token(self.token, Outcome::Ignored, 0, 0);
     }
 }
 
 impl<W: SlidingWindow> core::fmt::Debug for Permit<'_, W> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Permit").field("epoch", &self.token.epoch).finish()
+        f.debug_struct("Permit")
+            .field("epoch", &self.token.epoch)
+            .finish()
     }
 }

@@ -134,11 +134,29 @@ impl Word {
     }
 
     pub(crate) const fn with_run(self, run: u32) -> Self {
-        let run = if run > MAX_CONSECUTIVE_FAILURES { MAX_CONSECUTIVE_FAILURES } else { run };
-        Self::build(self.state(), self.epoch(), run & 0x7ff, run >> 11, self.k(), self.time())
+        let run = if run > MAX_CONSECUTIVE_FAILURES {
+            MAX_CONSECUTIVE_FAILURES
+        } else {
+            run
+        };
+        Self::build(
+            self.state(),
+            self.epoch(),
+            run & 0x7ff,
+            run >> 11,
+            self.k(),
+            self.time(),
+        )
     }
 
     pub(crate) const fn with_probe_counts(self, probes: u32, successes: u32) -> Self {
-        Self::build(self.state(), self.epoch(), probes, successes, self.k(), self.time())
+        Self::build(
+            self.state(),
+            self.epoch(),
+            probes,
+            successes,
+            self.k(),
+            self.time(),
+        )
     }
 }

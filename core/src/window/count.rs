@@ -67,7 +67,12 @@ impl Agg {
             tick: lo as u32,
             generation: (lo >> GEN_SHIFT) as u16,
             idx: (lo >> IDX_SHIFT) as u16,
-            counts: [hi as u16, (hi >> 16) as u16, (hi >> 32) as u16, (hi >> 48) as u16],
+            counts: [
+                hi as u16,
+                (hi >> 16) as u16,
+                (hi >> 32) as u16,
+                (hi >> 48) as u16,
+            ],
         }
     }
 
@@ -82,7 +87,12 @@ impl Agg {
 
     fn window_counts(self) -> WindowCounts {
         let [calls, failures, slow, slow_failures] = self.counts.map(u64::from);
-        WindowCounts { calls, failures, slow, slow_failures }
+        WindowCounts {
+            calls,
+            failures,
+            slow,
+            slow_failures,
+        }
     }
 }
 
@@ -131,13 +141,22 @@ impl<const N: usize> CountWindow<N> {
         } else {
             sample_counts(claim & OLD_FAIL != 0, claim & OLD_SLOW != 0)
         };
-        let next_idx = if u32::from(a.idx) + 1 >= self.size { 0 } else { a.idx + 1 };
+        let next_idx = if u32::from(a.idx) + 1 >= self.size {
+            0
+        } else {
+            a.idx + 1
+        };
         let mut counts = a.counts;
         for i in 0..4 {
             // Never below zero: `old` was added by the commit one lap earlier.
             counts[i] = counts[i] + mine[i] - old[i];
         }
-        Agg { tick: a.tick.wrapping_add(1), generation: a.generation, idx: next_idx, counts }
+        Agg {
+            tick: a.tick.wrapping_add(1),
+            generation: a.generation,
+            idx: next_idx,
+            counts,
+        }
     }
 
     /// The claim a record at position `a` writes over the slot value `s`.
@@ -178,7 +197,13 @@ impl<const N: usize> SlidingWindow for CountWindow<N> {
         WindowConfig::Count { size: self.size }
     }
 
-    fn record_gen(&self, generation: u16, sample: Sample, _now: u64, _gate: u64) -> Option<WindowCounts> {
+    fn record_gen(
+        &self,
+        generation: u16,
+        sample: Sample,
+        _now: u64,
+        _gate: u64,
+    ) -> Option<WindowCounts> {
         // Invariant of this loop: `agg` only moves forward by committing the claim in
         // slot `agg.idx` for position `agg.tick`, or to a newer generation; a slot is
         // only ever overwritten from a value of an earlier position (or an abandoned
@@ -192,7 +217,11 @@ impl<const N: usize> SlidingWindow for CountWindow<N> {
                 if !gen_newer(generation, a.generation) {
                     return None;
                 }
-                let fresh = Agg { generation, counts: [0; 4], ..a };
+                let fresh = Agg {
+                    generation,
+                    counts: [0; 4],
+                    ..a
+                };
                 let _ = self.agg.compare_exchange(
                     raw,
                     fresh.pack(),
@@ -230,7 +259,10 @@ impl<const N: usize> SlidingWindow for CountWindow<N> {
                 }
             }
             let claim = self.claim(a, s, sample);
-            if slot.compare_exchange(s, claim, Ordering::AcqRel, Ordering::Acquire).is_err() {
+            if slot
+                .compare_exchange(s, claim, Ordering::AcqRel, Ordering::Acquire)
+                .is_err()
+            {
                 continue;
             }
             #[cfg(not(seawall_mutant = "count_blind_commit"))]
@@ -238,12 +270,15 @@ impl<const N: usize> SlidingWindow for CountWindow<N> {
                 // Fails only when someone already committed this claim, or a newer
                 // generation reset the window (then this outcome is stale anyway).
                 let done = self.commit(a, claim).pack();
-                let _ = self.agg.compare_exchange(raw, done, Ordering::AcqRel, Ordering::Acquire);
+                let _ = self
+                    .agg
+                    .compare_exchange(raw, done, Ordering::AcqRel, Ordering::Acquire);
             }
             #[cfg(seawall_mutant = "count_blind_commit")]
             {
                 // Mutant: commit by blind store, clobbering a concurrent helper/commit.
-                self.agg.store(self.commit(a, claim).pack(), Ordering::Release);
+                self.agg
+                    .store(self.commit(a, claim).pack(), Ordering::Release);
             }
             break;
         }
@@ -253,7 +288,11 @@ impl<const N: usize> SlidingWindow for CountWindow<N> {
 
     fn counts_gen(&self, generation: u16, _now: u64) -> WindowCounts {
         let a = Agg::unpack(self.agg.load(Ordering::Acquire));
-        if a.generation == generation { a.window_counts() } else { WindowCounts::default() }
+        if a.generation == generation {
+            a.window_counts()
+        } else {
+            WindowCounts::default()
+        }
     }
 
     fn latest_gen(&self) -> Option<u16> {

@@ -35,7 +35,10 @@ pub enum WindowConfig {
 
 impl WindowConfig {
     /// The DESIGN default: 10 s in 10 buckets of 1 s.
-    pub const DEFAULT: Self = Self::Time { buckets: 10, bucket_width_ns: crate::time::secs(1) };
+    pub const DEFAULT: Self = Self::Time {
+        buckets: 10,
+        bucket_width_ns: crate::time::secs(1),
+    };
 }
 
 impl Default for WindowConfig {
@@ -84,7 +87,13 @@ pub trait SlidingWindow: sealed::Sealed + Sized {
     /// `None` when it cannot have (a plain success into a live, already-busy
     /// bucket) or when the record was dropped as stale.
     #[doc(hidden)]
-    fn record_gen(&self, generation: u16, sample: Sample, now: u64, gate: u64) -> Option<WindowCounts>;
+    fn record_gen(
+        &self,
+        generation: u16,
+        sample: Sample,
+        now: u64,
+        gate: u64,
+    ) -> Option<WindowCounts>;
 
     /// The counts of generation `generation` as of `now` (ns). Reading changes nothing.
     #[doc(hidden)]

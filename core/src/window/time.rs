@@ -133,9 +133,26 @@ impl<const B: usize> TimeWindow<B> {
                 if cur.n == u32::MAX {
                     return Bump::Dropped;
                 }
-                (Bucket { n: cur.n + 1, fails: cur.fails + u32::from(fail), ..cur }, false)
-            } else if (cur.generation == generation && cur.epoch < epoch) || gen_newer(generation, cur.generation) {
-                (Bucket { generation, epoch, n: 1, fails: u32::from(fail) }, true)
+                (
+                    Bucket {
+                        n: cur.n + 1,
+                        fails: cur.fails + u32::from(fail),
+                        ..cur
+                    },
+                    false,
+                )
+            } else if (cur.generation == generation && cur.epoch < epoch)
+                || gen_newer(generation, cur.generation)
+            {
+                (
+                    Bucket {
+                        generation,
+                        epoch,
+                        n: 1,
+                        fails: u32::from(fail),
+                    },
+                    true,
+                )
             } else {
                 return Bump::Dropped;
             };
@@ -166,7 +183,8 @@ impl<const B: usize> TimeWindow<B> {
     /// Sum of the buckets of `generation` in the window ending at epoch `head`.
     fn sum(&self, generation: u16, head: u64) -> WindowCounts {
         let span = u64::from(self.buckets);
-        let live = |b: &Bucket| b.generation == generation && b.epoch <= head && head - b.epoch < span;
+        let live =
+            |b: &Bucket| b.generation == generation && b.epoch <= head && head - b.epoch < span;
         let mut c = WindowCounts::default();
         let n = self.buckets as usize;
         for cell in &self.main[..n] {
@@ -190,9 +208,10 @@ impl<const B: usize> TimeWindow<B> {
 impl<const B: usize> SlidingWindow for TimeWindow<B> {
     fn new(config: &WindowConfig) -> Result<Self, ConfigError> {
         match *config {
-            WindowConfig::Time { buckets, bucket_width_ns } => {
-                Self::with_buckets(buckets, bucket_width_ns)
-            }
+            WindowConfig::Time {
+                buckets,
+                bucket_width_ns,
+            } => Self::with_buckets(buckets, bucket_width_ns),
             WindowConfig::Count { .. } => {
                 Err(ConfigError::new(Field::WindowKind, Problem::KindMismatch))
             }
@@ -200,13 +219,23 @@ impl<const B: usize> SlidingWindow for TimeWindow<B> {
     }
 
     fn config(&self) -> WindowConfig {
-        WindowConfig::Time { buckets: self.buckets, bucket_width_ns: self.width_ns }
+        WindowConfig::Time {
+            buckets: self.buckets,
+            bucket_width_ns: self.width_ns,
+        }
     }
 
-    fn record_gen(&self, generation: u16, sample: Sample, now: u64, gate: u64) -> Option<WindowCounts> {
+    fn record_gen(
+        &self,
+        generation: u16,
+        sample: Sample,
+        now: u64,
+        gate: u64,
+    ) -> Option<WindowCounts> {
         let (epoch, advanced) = self.advance(now);
         let slot = (epoch % u64::from(self.buckets)) as usize;
-        let Bump::Added { rotated, n } = Self::bump(&self.main[slot], generation, epoch, sample.failure)
+        let Bump::Added { rotated, n } =
+            Self::bump(&self.main[slot], generation, epoch, sample.failure)
         else {
             return None;
         };

@@ -32,8 +32,14 @@ pub struct MConfig {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MState {
     Closed,
-    Open { until: u64 },
-    HalfOpen { since: u64, in_flight: u64, successes: u64 },
+    Open {
+        until: u64,
+    },
+    HalfOpen {
+        since: u64,
+        in_flight: u64,
+        successes: u64,
+    },
     Forced,
     Disabled,
 }
@@ -150,19 +156,33 @@ impl Model {
                 if now < until {
                     return Err(Some(until - now));
                 }
-                self.change(MState::HalfOpen { since: now, in_flight: 1, successes: 0 });
+                self.change(MState::HalfOpen {
+                    since: now,
+                    in_flight: 1,
+                    successes: 0,
+                });
                 Ok(self.epoch)
             }
-            MState::HalfOpen { since, in_flight, successes } => {
+            MState::HalfOpen {
+                since,
+                in_flight,
+                successes,
+            } => {
                 if let Some(w) = self.cfg.half_open_max_wait_ns
                     && now - since >= w
                 {
                     self.open(now, self.openings + 1);
-                    let MState::Open { until } = self.state else { unreachable!() };
+                    let MState::Open { until } = self.state else {
+                        unreachable!()
+                    };
                     return Err(Some(until - now));
                 }
                 if in_flight < self.cfg.half_open_max_calls {
-                    self.state = MState::HalfOpen { since, in_flight: in_flight + 1, successes };
+                    self.state = MState::HalfOpen {
+                        since,
+                        in_flight: in_flight + 1,
+                        successes,
+                    };
                     Ok(self.epoch)
                 } else {
                     Err(None)
@@ -187,9 +207,17 @@ impl Model {
         }
         match self.state {
             MState::Closed => self.record_closed(outcome, slow, now),
-            MState::HalfOpen { since, in_flight, successes } => match outcome {
+            MState::HalfOpen {
+                since,
+                in_flight,
+                successes,
+            } => match outcome {
                 MOutcome::Ignored => {
-                    self.state = MState::HalfOpen { since, in_flight: in_flight - 1, successes };
+                    self.state = MState::HalfOpen {
+                        since,
+                        in_flight: in_flight - 1,
+                        successes,
+                    };
                 }
                 MOutcome::Failure => self.open(now, self.openings + 1),
                 MOutcome::Success => {
@@ -218,7 +246,11 @@ impl Model {
             MWindow::Count(_) => 0,
             MWindow::Time { width, .. } => now / width,
         };
-        self.window.push(Rec { bucket, failure, slow });
+        self.window.push(Rec {
+            bucket,
+            failure,
+            slow,
+        });
         self.run = if failure { self.run + 1 } else { 0 };
         let (calls, failures, slow_calls, _) = self.counts(now);
         let gate = match self.cfg.window {
@@ -227,7 +259,10 @@ impl Model {
         };
         let by_rate = calls >= gate
             && calls > 0
-            && (self.cfg.failure_pct.is_some_and(|p| failures * 100 >= p * calls)
+            && (self
+                .cfg
+                .failure_pct
+                .is_some_and(|p| failures * 100 >= p * calls)
                 || (self.cfg.slow_ns.is_some() && slow_calls * 100 >= self.cfg.slow_pct * calls));
         let by_run = self.cfg.consecutive.is_some_and(|n| self.run >= n);
         if by_rate || by_run {
@@ -241,7 +276,10 @@ impl Model {
             MWindow::Count(n) => self.window.iter().rev().take(n).collect(),
             MWindow::Time { buckets, width } => {
                 let head = now / width;
-                self.window.iter().filter(|r| r.bucket <= head && head - r.bucket < buckets).collect()
+                self.window
+                    .iter()
+                    .filter(|r| r.bucket <= head && head - r.bucket < buckets)
+                    .collect()
             }
         };
         let calls = live.len() as u64;

@@ -1,0 +1,226 @@
+//! Hand-worked cases for what the model test does not reach: backwards clocks,
+//! open-duration jitter, RAII permits, deadlines, one-bucket and one-slot windows.
+
+use seawall_core::time::millis;
+use seawall_core::{
+    BreakerConfig, CircuitBreaker, CountWindow, Deadline, Outcome, Ratio, Sample, State,
+    TimeWindow, WindowConfig,
+};
+
+fn count_breaker(cfg: BreakerConfig) -> CircuitBreaker<CountWindow<10>> {
+    CircuitBreaker::new(BreakerConfig {
+        window: WindowConfig::Count { size: 2 },
+        minimum_calls: 2,
+        ..cfg
+    })
+    .unwrap()
+}
+
+fn trip<W: seawall_core::SlidingWindow>(b: &CircuitBreaker<W>, now: u64) {
+    for _ in 0..2 {
+        b.try_acquire(now).unwrap().failure(0, now);
+    }
+    assert_eq!(b.state(), State::Open);
+}
+
+#[test]
+fn a_clock_that_steps_back_counts_as_no_time_passed() {
+    let b = count_breaker(BreakerConfig {
+        open_duration_ns: millis(100),
+        ..BreakerConfig::DEFAULT
+    });
+    trip(&b, millis(1_000)); // open until 1 100 ms
+    assert_eq!(
+        b.try_acquire(millis(1_050)).unwrap_err().retry_after_ns,
+        Some(millis(50))
+    );
+    // A caller whose clock reads 1 000 ms after another read 1 050 ms: still 50 ms left.
+    assert_eq!(
+        b.try_acquire(millis(1_000)).unwrap_err().retry_after_ns,
+        Some(millis(50))
+    );
+    assert_eq!(b.retry_after(0), Some(millis(50)));
+    assert!(b.try_acquire(millis(1_100)).is_ok());
+
+    // Time window: a record stamped before the newest bucket lands in the newest.
+    let w = TimeWindow::<4>::with_buckets(4, millis(1)).unwrap();
+    w.record(Sample::default(), millis(10));
+    w.record(
+        Sample {
+            failure: true,
+            slow: false,
+        },
+        millis(2),
+    ); // 8 buckets back
+    let c = w.counts(millis(10));
+    assert_eq!((c.calls, c.failures), (2, 1));
+    assert_eq!(
+        w.counts(millis(14)).calls,
+        0,
+        "both expire together with bucket 10"
+    );
+}
+
+#[test]
+fn open_jitter_stays_within_the_factor_and_is_the_same_for_everyone() {
+    let cfg = BreakerConfig {
+        open_duration_ns: millis(1_000),
+        open_jitter_factor: Ratio::from_percent(50),
+        jitter_seed: 42,
+        ..BreakerConfig::DEFAULT
+    };
+    let a = count_breaker(cfg);
+    let b = count_breaker(cfg);
+    let mut seen = std::collections::BTreeSet::new();
+    let mut now = millis(10_000);
+    for _ in 0..20 {
+        trip(&a, now);
+        trip(&b, now);
+        let ra = a.retry_after(now).unwrap();
+        assert_eq!(
+            Some(ra),
+            b.retry_after(now),
+            "same seed and epoch, same duration"
+        );
+        assert!((millis(500)..=millis(1_500)).contains(&ra), "{ra}");
+        seen.insert(ra);
+        // Predicted retry-after equals the one the rejection reports.
+        assert_eq!(a.try_acquire(now).unwrap_err().retry_after_ns, Some(ra));
+        a.reset();
+        b.reset();
+        now += millis(1);
+    }
+    assert!(seen.len() > 10, "durations vary between openings: {seen:?}");
+}
+
+#[test]
+fn a_dropped_permit_counts_as_ignored_and_frees_its_probe_slot() {
+    let b = count_breaker(BreakerConfig {
+        open_duration_ns: 10,
+        ..BreakerConfig::DEFAULT
+    });
+    trip(&b, 0);
+    {
+        let _probe = b.try_acquire(10).unwrap();
+        assert!(b.try_acquire(10).is_err(), "the only probe slot is taken");
+        // _probe dropped here, e.g. by a panic or an early return
+    }
+    assert_eq!(b.state(), State::HalfOpen);
+    let p = b.try_acquire(10).expect("the slot came back");
+    assert_eq!(b.metrics(10).totals.ignored, 1);
+    let token = p.into_token();
+    b.record_token(token, Outcome::Success, 1, 11);
+    assert_eq!(b.state(), State::Closed);
+    let t = b.metrics(11).totals;
+    assert_eq!(
+        (t.admitted, t.successes, t.failures, t.ignored),
+        (4, 1, 2, 1)
+    );
+}
+
+#[test]
+fn half_open_needs_every_success_and_counts_probes_in_flight() {
+    let b = count_breaker(BreakerConfig {
+        open_duration_ns: 10,
+        half_open_max_calls: 2,
+        half_open_success_threshold: 3,
+        ..BreakerConfig::DEFAULT
+    });
+    trip(&b, 0);
+    let p1 = b.try_acquire(10).unwrap();
+    let p2 = b.try_acquire(10).unwrap();
+    assert!(b.try_acquire(10).is_err());
+    p1.success(1, 11);
+    let p3 = b.try_acquire(11).unwrap();
+    p2.success(1, 12);
+    assert_eq!(b.metrics(12).half_open_successes, 2);
+    assert_eq!(b.state(), State::HalfOpen);
+    p3.success(1, 13);
+    assert_eq!(b.state(), State::Closed);
+    assert_eq!(b.metrics(13).openings, 0, "k back to 0 on close");
+}
+
+#[test]
+fn disabled_records_totals_only_and_forced_open_has_no_retry_after() {
+    let b = count_breaker(BreakerConfig::DEFAULT);
+    b.disable();
+    for _ in 0..5 {
+        b.try_acquire(0).unwrap().failure(0, 0);
+    }
+    let m = b.metrics(0);
+    assert_eq!(
+        (m.state, m.window.calls, m.totals.failures),
+        (State::Disabled, 0, 5)
+    );
+    b.force_open();
+    let r = b.try_acquire(0).unwrap_err();
+    assert_eq!((r.state, r.retry_after_ns), (State::ForcedOpen, None));
+}
+
+#[test]
+fn one_bucket_and_one_slot_windows() {
+    let w = TimeWindow::<1>::with_buckets(1, millis(1)).unwrap();
+    w.record(
+        Sample {
+            failure: true,
+            slow: true,
+        },
+        millis(5),
+    );
+    w.record(Sample::default(), millis(5) + millis(1) - 1);
+    let c = w.counts(millis(5));
+    assert_eq!((c.calls, c.failures, c.slow, c.slow_failures), (2, 1, 1, 1));
+    assert_eq!(w.counts(millis(6)).calls, 0);
+    let c1 = CountWindow::<1>::with_size(1).unwrap();
+    c1.record(Sample {
+        failure: true,
+        slow: false,
+    });
+    c1.record(Sample::default());
+    assert_eq!((c1.counts().calls, c1.counts().failures), (1, 0));
+}
+
+#[test]
+fn deadline_budget_hand_worked() {
+    let d = Deadline::new(millis(3_000), millis(1_000));
+    assert_eq!(d.remaining(millis(1_000)), millis(3_000));
+    assert_eq!(
+        d.remaining(millis(500)),
+        millis(3_000),
+        "before the start: nothing spent"
+    );
+    assert_eq!(d.remaining(millis(3_999)), millis(1));
+    assert!(!d.expired(millis(3_999)));
+    assert!(d.expired(millis(4_000)), "expired exactly at start + total");
+    assert_eq!(d.allocate(millis(500), millis(3_800)), millis(200));
+    assert_eq!(d.allocate(millis(100), millis(3_000)), millis(100));
+    let child = d.child(millis(5_000), millis(2_000));
+    assert_eq!(child.end(), d.end(), "a child never outlives its parent");
+    let short = d.child(millis(100), millis(2_000));
+    assert_eq!(short.end(), millis(2_100));
+    let late = d.child(millis(100), millis(9_000));
+    assert_eq!(late.remaining(millis(9_000)), 0);
+    let forever = Deadline::new(u64::MAX, 5);
+    assert_eq!(forever.end(), u64::MAX);
+    assert_eq!(forever.remaining(u64::MAX), 0);
+}
+
+#[test]
+fn rates_are_compared_exactly() {
+    // threshold 1/3 as 333 334 ppm: 1 failure in 3 calls is 333 333.3 ppm, below it.
+    let b: CircuitBreaker<CountWindow<3>> = CircuitBreaker::new(BreakerConfig {
+        window: WindowConfig::Count { size: 3 },
+        minimum_calls: 3,
+        failure_rate_threshold: Some(Ratio::from_ppm(333_334)),
+        ..BreakerConfig::DEFAULT
+    })
+    .unwrap();
+    for o in [Outcome::Failure, Outcome::Success, Outcome::Success] {
+        b.try_acquire(0).unwrap().record(o, 0, 0);
+    }
+    assert_eq!(b.state(), State::Closed);
+    b.try_acquire(0).unwrap().failure(0, 0); // window S S F: still 1/3
+    assert_eq!(b.state(), State::Closed);
+    b.try_acquire(0).unwrap().failure(0, 0); // S F F → 2/3
+    assert_eq!(b.state(), State::Open);
+}
