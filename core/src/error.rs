@@ -41,6 +41,42 @@ pub enum Field {
     HalfOpenMaxWait,
     /// `total` of a deadline.
     DeadlineTotal,
+    /// `base` of a backoff.
+    BackoffBase,
+    /// `multiplier` of a backoff.
+    BackoffMultiplier,
+    /// `max` (the cap) of a backoff.
+    BackoffMax,
+    /// `jitter_factor` of proportional jitter.
+    JitterFactor,
+    /// `max_attempts` of a retry policy.
+    MaxAttempts,
+    /// `ttl` of a retry budget.
+    RetryBudgetTtl,
+    /// `percent_can_retry` of a retry budget.
+    PercentCanRetry,
+    /// `max_tokens` of a retry throttle.
+    MaxTokens,
+    /// `token_ratio` of a retry throttle.
+    TokenRatio,
+    /// `max_concurrent` of a semaphore.
+    MaxConcurrent,
+    /// `max_queue` of a semaphore.
+    MaxQueue,
+    /// `priority_shares` of a semaphore.
+    PriorityShares,
+    /// `buckets` of a health window.
+    HealthBuckets,
+    /// `bucket_ms` of a health window (nanoseconds in the core).
+    HealthBucketWidth,
+    /// `degraded_error_rate` of a health rule.
+    DegradedErrorRate,
+    /// `unhealthy_error_rate` of a health rule.
+    UnhealthyErrorRate,
+    /// `degraded_p99` of a health rule.
+    DegradedP99,
+    /// `unhealthy_p99` of a health rule.
+    UnhealthyP99,
 }
 
 impl Field {
@@ -65,6 +101,24 @@ impl Field {
             Self::HalfOpenSuccessThreshold => "half_open_success_threshold",
             Self::HalfOpenMaxWait => "half_open_max_wait",
             Self::DeadlineTotal => "deadline.total",
+            Self::BackoffBase => "backoff.base",
+            Self::BackoffMultiplier => "backoff.multiplier",
+            Self::BackoffMax => "backoff.max",
+            Self::JitterFactor => "backoff.jitter_factor",
+            Self::MaxAttempts => "max_attempts",
+            Self::RetryBudgetTtl => "retry_budget.ttl",
+            Self::PercentCanRetry => "retry_budget.percent_can_retry",
+            Self::MaxTokens => "retry_throttle.max_tokens",
+            Self::TokenRatio => "retry_throttle.token_ratio",
+            Self::MaxConcurrent => "semaphore.max_concurrent",
+            Self::MaxQueue => "semaphore.max_queue",
+            Self::PriorityShares => "semaphore.priority_shares",
+            Self::HealthBuckets => "health.buckets",
+            Self::HealthBucketWidth => "health.bucket_width",
+            Self::DegradedErrorRate => "health.degraded_error_rate",
+            Self::UnhealthyErrorRate => "health.unhealthy_error_rate",
+            Self::DegradedP99 => "health.degraded_p99",
+            Self::UnhealthyP99 => "health.unhealthy_p99",
         }
     }
 }
@@ -86,6 +140,13 @@ pub enum Problem {
     BelowField(Field),
     /// The window kind of the config differs from the breaker's window type.
     KindMismatch,
+    /// A backoff multiplier above 1 so close to 1 that the delay neither reaches
+    /// the cap nor stops growing within `max_steps` attempts (the delay of an
+    /// attempt is computed step by step, so this bounds its cost).
+    CapUnreachable {
+        /// Attempts allowed to reach the cap.
+        max_steps: u64,
+    },
 }
 
 /// An invalid configuration value: which field, and why.
@@ -137,6 +198,10 @@ impl fmt::Display for ConfigError {
                     "invalid {name}: does not match the breaker's window type"
                 )
             }
+            Problem::CapUnreachable { max_steps } => write!(
+                f,
+                "invalid {name}: the delay must reach the cap or stop growing within {max_steps} attempts"
+            ),
         }
     }
 }

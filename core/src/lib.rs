@@ -1,8 +1,10 @@
 //! # seawall-core
 //!
 //! The fault-tolerance hot path of seawall: a lock-free, allocation-free `no_std`
-//! circuit breaker over exact sliding windows, and deadline budgets, implementing
-//! `DESIGN.md` §0–3, §6 and §8.
+//! circuit breaker over exact sliding windows, deadline budgets, retry (backoff
+//! with jitter, retry budget, retry throttle, the retry decision), a permit
+//! semaphore with FIFO hand-off and load shedding, and windowed health,
+//! implementing `DESIGN.md` §0–8.
 //!
 //! * **Time** is `u64` nanoseconds of a monotonic clock that the *caller* reads and
 //!   passes in as `now`; the core never reads a clock. Arithmetic saturates, and a
@@ -33,15 +35,19 @@
 #![no_std]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-#[cfg(any(test, loom))]
+#[cfg(any(test, loom, feature = "std"))]
 extern crate std;
 
 mod breaker;
 mod deadline;
 mod error;
+mod health;
 mod mix;
 mod outcome;
 mod ratio;
+mod retry;
+mod rng;
+mod semaphore;
 mod sync;
 pub mod time;
 mod window;
@@ -52,7 +58,23 @@ pub use breaker::{
 };
 pub use deadline::Deadline;
 pub use error::{ConfigError, Field, Problem};
+pub use health::{
+    HISTOGRAM_BUCKETS, Health, HealthConfig, HealthSnapshot, HealthStatus, MAX_TRACKED_NS,
+};
 pub use mix::{mix64, pick};
 pub use outcome::Outcome;
 pub use ratio::{PPM, Ratio};
+pub use retry::{
+    BUDGET_BUCKETS, Backoff, BackoffConfig, BackoffState, FailedAttempt, GiveUp, Jitter,
+    MAX_BACKOFF_STEPS, MILLI, RetryBudget, RetryBudgetConfig, RetryBudgetSnapshot, RetryConfig,
+    RetryDecision, RetryGate, RetryPolicy, RetryThrottle, RetryThrottleConfig,
+};
+pub use rng::SplitMix64;
+pub use semaphore::{
+    Admission, CancelOutcome, Priority, PriorityShares, RawAdmission, RejectReason,
+    Rejected as SemaphoreRejected, Semaphore, SemaphoreConfig, SemaphorePermit, SemaphoreSnapshot,
+    Ticket, TicketState, Waiter,
+};
+#[cfg(feature = "std")]
+pub use semaphore::{BlockingPermit, BlockingSemaphore, WaitError};
 pub use window::{CountWindow, Sample, SlidingWindow, TimeWindow, WindowConfig, WindowCounts};
