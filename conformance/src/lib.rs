@@ -5,9 +5,14 @@
 //! ([`breaker::BreakerDriver`], …) so the same scenarios drive the Rust core here
 //! and the C ABI elsewhere.
 
+pub mod backoff;
 pub mod breaker;
 pub mod deadline;
+pub mod health;
+pub mod retry_budget;
+pub mod retry_throttle;
 pub mod scenario;
+pub mod semaphore;
 
 use std::path::Path;
 
@@ -35,12 +40,36 @@ pub fn run_file(path: &Path) -> (String, Verdict) {
             }
         }
         Primitive::Deadline => deadline::run(&sc),
-        other => {
-            return (
-                sc.id,
-                Verdict::Skip(format!("{} not built yet", other.key())),
-            );
-        }
+        Primitive::Backoff => match backoff::parse_config(&sc.config)
+            .and_then(|c| seawall_core::Backoff::new(c).map_err(|e| e.to_string()))
+        {
+            Ok(b) => backoff::run(&sc, &mut backoff::CoreBackoff(b)),
+            Err(e) => return (sc.id, Verdict::Fail(format!("config: {e}"))),
+        },
+        Primitive::RetryBudget => match retry_budget::parse_config(&sc.config)
+            .and_then(|c| seawall_core::RetryBudget::new(c).map_err(|e| e.to_string()))
+        {
+            Ok(b) => retry_budget::run(&sc, &mut retry_budget::CoreBudget(b)),
+            Err(e) => return (sc.id, Verdict::Fail(format!("config: {e}"))),
+        },
+        Primitive::RetryThrottle => match retry_throttle::parse_config(&sc.config)
+            .and_then(|c| seawall_core::RetryThrottle::new(c).map_err(|e| e.to_string()))
+        {
+            Ok(t) => retry_throttle::run(&sc, &mut retry_throttle::CoreThrottle(t)),
+            Err(e) => return (sc.id, Verdict::Fail(format!("config: {e}"))),
+        },
+        Primitive::Semaphore => match semaphore::parse_config(&sc.config)
+            .and_then(|c| seawall_core::Semaphore::new(c).map_err(|e| e.to_string()))
+        {
+            Ok(s) => semaphore::run(&sc, &mut semaphore::CoreSemaphore(Box::new(s))),
+            Err(e) => return (sc.id, Verdict::Fail(format!("config: {e}"))),
+        },
+        Primitive::Health => match health::parse_config(&sc.config)
+            .and_then(|c| seawall_core::Health::new(c).map_err(|e| e.to_string()))
+        {
+            Ok(h) => health::run(&sc, &mut health::CoreHealth(Box::new(h))),
+            Err(e) => return (sc.id, Verdict::Fail(format!("config: {e}"))),
+        },
     };
     let verdict = match result {
         Ok(()) => Verdict::Pass,
