@@ -160,6 +160,9 @@ pub struct HealthSnapshot {
     pub calls: u64,
     /// Failed calls in the window.
     pub errors: u64,
+    /// Latencies in the window's histogram: `calls`, unless one latency bucket
+    /// of one time bucket saturated at 2²⁴ − 1 records.
+    pub latencies: u64,
     /// `errors / calls`; `None` for an empty window.
     pub error_rate: Option<Ratio>,
     /// Median latency (ns), within 3.125 %; `None` for an empty window.
@@ -244,6 +247,7 @@ impl<const B: usize> Health<B> {
         HealthSnapshot {
             calls,
             errors,
+            latencies: n,
             error_rate: Ratio::of(errors, calls),
             p50_ns: q(500_000),
             p90_ns: q(900_000),

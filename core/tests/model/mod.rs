@@ -312,3 +312,7 @@ impl Model {
         self.close();
     }
 }
+
+pub mod health;
+pub mod retry;
+pub mod semaphore;
