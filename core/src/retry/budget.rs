@@ -226,7 +226,22 @@ impl RetryBudget {
             let allowed = base.retries < u32::MAX && self.balance(cur, base) >= i128::from(PPM);
             if !allowed {
                 // A refusal is exact only if `head` still holds what was checked.
-                let seen = self.head.load(Ordering::Acquire);
+                // One that moved to a newer epoch installs it, so that this `now`
+                // is remembered as the largest seen (a lagging clock that writes
+                // next lands in this epoch, not an older one).
+                let seen = if base.epoch == cur.epoch {
+                    self.head.load(Ordering::Acquire)
+                } else {
+                    match self.head.compare_exchange(
+                        raw,
+                        base.pack(),
+                        Ordering::AcqRel,
+                        Ordering::Acquire,
+                    ) {
+                        Ok(_) => raw,
+                        Err(seen) => seen,
+                    }
+                };
                 if seen == raw {
                     return false;
                 }
