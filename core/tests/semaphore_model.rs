@@ -57,7 +57,7 @@ proptest! {
             },
         })
         .unwrap();
-        let mut m = MSemaphore::new(u64::from(max), u64::from(max_queue), sh);
+        let mut m = MSemaphore::new(u64::from(max), u64::from(max_queue), sh, 5);
         let mut holders = 0usize;
         // waiters in arrival order: (model id, core ticket)
         let mut waiting: Vec<(u64, Ticket)> = Vec::new();
@@ -74,7 +74,7 @@ proptest! {
                         (g, w) => prop_assert!(false, "op {} {:?}: core {:?}, model {:?}", i, op, g, w),
                     }
                     if let Err(r) = got {
-                        prop_assert_eq!((u64::from(r.active), r.queued as usize), (m.active, m.queue.len()));
+                        prop_assert_eq!((u64::from(r.active), r.queued as usize), (m.active, m.queued() as usize));
                     }
                 }
                 Op::Release(_) if holders == 0 => prop_assert!(!s.release(), "nothing to release"),
@@ -105,7 +105,7 @@ proptest! {
             let snap = s.snapshot();
             prop_assert_eq!(
                 (u64::from(snap.active), snap.queued as usize),
-                (m.active, m.queue.len()),
+                (m.active, m.queued() as usize),
                 "occupancy after op {} {:?}", i, op
             );
         }

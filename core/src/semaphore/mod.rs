@@ -192,6 +192,14 @@ const fn before(a: u32, b: u32) -> bool {
 /// A lock-free, allocation-free counting semaphore with a FIFO wait queue of up to
 /// `Q` tickets and per-priority load shedding (DESIGN §5).
 ///
+/// **Queue bound.** At most `max_queue` live waiters, and at most `Q` tickets
+/// issued since the oldest ticket `head` has not yet passed. A cancelled waiter
+/// leaves `queued` at once, but its ticket is passed only when it reaches the
+/// front; so while an older waiter stays queued, waiters that arrive and cancel
+/// behind it use up ring slots, and a caller may be refused (`Full`, with
+/// `queued < max_queue`) once `Q` tickets are outstanding. Pick `Q` well above
+/// `max_queue` (the default `Q` is 64) when waiters often give up out of order.
+///
 /// `size_of::<Semaphore<Q>>()` is 128 bytes for the state word's cache line plus
 /// `8·Q` bytes of slots and 64 bytes of configuration and limits, rounded to the
 /// 128-byte alignment: 768 bytes for `Semaphore<64>` on x86-64.

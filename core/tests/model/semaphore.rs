@@ -1,5 +1,7 @@
 //! Sequential reference model of DESIGN §5: a counter of held permits and a FIFO
-//! list of waiters.
+//! list of tickets, plus the documented bound of `Semaphore<Q>`: at most `Q`
+//! tickets issued since the oldest one not yet passed (a cancelled ticket is
+//! passed when it reaches the front).
 
 use std::collections::VecDeque;
 
@@ -16,20 +18,23 @@ pub struct MSemaphore {
     pub max_queue: u64,
     /// percent shares: critical, high, normal, low
     pub shares: [u64; 4],
+    pub ring: u64,
     pub active: u64,
-    pub queue: VecDeque<u64>,
+    /// Tickets in order, `(id, live)`; cancelled ones stay until they reach the front.
+    pub tickets: VecDeque<(u64, bool)>,
     pub granted: Vec<u64>,
     next_id: u64,
 }
 
 impl MSemaphore {
-    pub fn new(max: u64, max_queue: u64, shares: [u64; 4]) -> Self {
+    pub fn new(max: u64, max_queue: u64, shares: [u64; 4], ring: u64) -> Self {
         Self {
             max,
             max_queue,
             shares,
+            ring,
             active: 0,
-            queue: VecDeque::new(),
+            tickets: VecDeque::new(),
             granted: Vec::new(),
             next_id: 0,
         }
@@ -39,26 +44,39 @@ impl MSemaphore {
         (self.max * self.shares[p] / 100).max(1)
     }
 
+    /// Live waiters.
+    pub fn queued(&self) -> u64 {
+        self.tickets.iter().filter(|(_, live)| *live).count() as u64
+    }
+
     pub fn acquire(&mut self, p: usize, wait: bool) -> MAcquire {
         let limit = self.limit(p);
-        if self.active < limit && self.queue.is_empty() {
+        let queued = self.queued();
+        if self.active < limit && queued == 0 {
             self.active += 1;
             MAcquire::Admitted
         } else if self.active >= limit && limit < self.max {
             MAcquire::Shed
-        } else if wait && (self.queue.len() as u64) < self.max_queue {
+        } else if wait && queued < self.max_queue && (self.tickets.len() as u64) < self.ring {
             let id = self.next_id;
             self.next_id += 1;
-            self.queue.push_back(id);
+            self.tickets.push_back((id, true));
             MAcquire::Queued(id)
         } else {
             MAcquire::Full
         }
     }
 
+    fn pass_cancelled(&mut self) {
+        while self.tickets.front().is_some_and(|(_, live)| !live) {
+            self.tickets.pop_front();
+        }
+    }
+
     /// A holder gives its permit back: to the oldest waiter, else to the pool.
     pub fn release(&mut self) {
-        if let Some(id) = self.queue.pop_front() {
+        self.pass_cancelled();
+        if let Some((id, _)) = self.tickets.pop_front() {
             self.granted.push(id);
         } else {
             self.active -= 1;
@@ -67,12 +85,11 @@ impl MSemaphore {
 
     /// A waiter leaves; `false` if it was not waiting.
     pub fn cancel(&mut self, id: u64) -> bool {
-        match self.queue.iter().position(|w| *w == id) {
-            Some(i) => {
-                self.queue.remove(i);
-                true
-            }
-            None => false,
-        }
+        let Some(t) = self.tickets.iter_mut().find(|(w, live)| *w == id && *live) else {
+            return false;
+        };
+        t.1 = false;
+        self.pass_cancelled();
+        true
     }
 }
