@@ -126,3 +126,89 @@ fn the_counter_counts() {
     });
     assert_eq!(n, 1);
 }
+
+#[test]
+fn retry_semaphore_and_health_paths_allocate_nothing() {
+    use seawall_core::{
+        Admission, Backoff, BackoffConfig, BackoffState, FailedAttempt, Health, HealthConfig,
+        Jitter, Priority, PriorityShares, Ratio, RetryBudget, RetryBudgetConfig, RetryConfig,
+        RetryGate, RetryPolicy, RetryThrottle, RetryThrottleConfig, Semaphore, SemaphoreConfig,
+    };
+    let budget = RetryBudget::new(RetryBudgetConfig {
+        ttl_ns: 10_000_000,
+        ..RetryBudgetConfig::DEFAULT
+    })
+    .unwrap();
+    let throttle = RetryThrottle::new(RetryThrottleConfig::DEFAULT).unwrap();
+    let policy = RetryPolicy::new(RetryConfig::DEFAULT).unwrap();
+    let sem: Semaphore<8> = Semaphore::new(SemaphoreConfig {
+        max_concurrent: 2,
+        max_queue: 4,
+        shares: PriorityShares::SEED_LOAD_SHEDDING,
+    })
+    .unwrap();
+    let health: Health<10> = Health::new(HealthConfig {
+        bucket_width_ns: 1_000_000,
+        ..HealthConfig::DEFAULT
+    })
+    .unwrap();
+    let jitters = [
+        Jitter::None,
+        Jitter::Full,
+        Jitter::Equal,
+        Jitter::Decorrelated,
+        Jitter::PROPORTIONAL,
+    ];
+    let n = allocations_during(|| {
+        for i in 0..10_000u64 {
+            let now = i * 100_000;
+            for j in jitters {
+                let b = Backoff::new(BackoffConfig {
+                    jitter: j,
+                    multiplier: Ratio::from_ppm(1_500_000),
+                    ..BackoffConfig::DEFAULT
+                })
+                .unwrap();
+                let mut st = BackoffState::new(i);
+                std::hint::black_box(st.next_delay(&b, Some(5)));
+                std::hint::black_box(b.delay(u32::MAX, 7, i));
+            }
+            budget.deposit(now);
+            std::hint::black_box(budget.try_withdraw(now));
+            std::hint::black_box(budget.snapshot(now));
+            if i % 3 == 0 {
+                throttle.record_success();
+            }
+            let f = FailedAttempt {
+                attempt: (i % 4) as u32 + 1,
+                previous_delay_ns: 0,
+                random: i,
+                deadline_remaining_ns: Some(i * 1_000),
+                retry_after_ns: None,
+            };
+            std::hint::black_box(policy.decide(&f, RetryGate::Throttle(&throttle), now));
+            std::hint::black_box(policy.decide(&f, RetryGate::Budget(&budget), now));
+            let a = sem.try_acquire(Priority::Critical);
+            let b = sem.acquire_or_wait(Priority::Critical);
+            let c = sem.acquire_or_wait(Priority::Critical);
+            drop(a);
+            match c {
+                Ok(Admission::Queued(w)) if i % 2 == 0 => {
+                    std::hint::black_box(w.cancel());
+                }
+                other => drop(other),
+            }
+            drop(b);
+            std::hint::black_box(sem.try_acquire(Priority::Low));
+            health.record(i % 5_000_000, i % 7 == 0, now);
+            if i % 100 == 0 {
+                std::hint::black_box(health.snapshot(now));
+            }
+        }
+    });
+    assert_eq!(n, 0);
+    // The paths really ran: retries were allowed and refused, waiters were queued.
+    assert!(budget.snapshot(0).requests > 0);
+    assert_eq!(sem.snapshot().active, 0);
+    assert!(health.snapshot(999_900_000).calls > 0);
+}

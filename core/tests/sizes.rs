@@ -51,3 +51,66 @@ fn plain_values() {
     // + two u32 counts 8 + max wait Option<u64> 16 + seed 8.
     assert_eq!(size_of::<BreakerConfig>(), 152);
 }
+
+#[test]
+fn retry_types() {
+    use seawall_core::{
+        Backoff, BackoffConfig, BackoffState, FailedAttempt, Jitter, RetryBudget,
+        RetryBudgetConfig, RetryConfig, RetryPolicy, RetryThrottle, RetryThrottleConfig,
+        SplitMix64,
+    };
+    // u8 tag padded to 8 + the proportional factor (Ratio, 8)
+    assert_eq!(size_of::<Jitter>(), 16);
+    // base 8 + multiplier 8 + max 8 + jitter 16
+    assert_eq!(size_of::<BackoffConfig>(), 40);
+    // config 40 + settled u32, padded to 8
+    assert_eq!(size_of::<Backoff>(), 48);
+    assert_eq!(size_of::<SplitMix64>(), 8);
+    // attempt u32 (padded to 8) + previous delay 8 + generator 8
+    assert_eq!(size_of::<BackoffState>(), 24);
+    assert_eq!(size_of::<RetryConfig>(), 48);
+    assert_eq!(size_of::<RetryPolicy>(), 56);
+    // attempt (8 with padding) + previous 8 + random 8 + two Option<u64> of 16
+    assert_eq!(size_of::<FailedAttempt>(), 56);
+    // ttl 8 + min u32 (padded to 8) + percent 8
+    assert_eq!(size_of::<RetryBudgetConfig>(), 24);
+    // head line 128 + 10 archive words of 16 + config 24 + width 8 + reserve 8 = 328
+    assert_eq!(
+        size_of::<RetryBudget>(),
+        round_up(LINE + 10 * 16 + 24 + 8 + 8)
+    );
+    assert_eq!(size_of::<RetryBudget>(), 384);
+    assert_eq!(size_of::<RetryThrottleConfig>(), 8);
+    assert_eq!(size_of::<RetryThrottle>(), 16);
+}
+
+#[test]
+fn semaphore_types() {
+    use seawall_core::{Semaphore, SemaphoreConfig, SemaphoreRejected, Ticket};
+    // max 4 + queue 4 + four shares of 8
+    assert_eq!(size_of::<SemaphoreConfig>(), 40);
+    // state line 128 + 8·Q slots + config 40 + four u32 limits 16
+    assert_eq!(
+        size_of::<Semaphore<64>>(),
+        round_up(LINE + 64 * 8 + 40 + 16)
+    );
+    assert_eq!(size_of::<Semaphore<64>>(), 768);
+    assert_eq!(size_of::<Semaphore<8>>(), 256);
+    assert_eq!(size_of::<Ticket>(), 4);
+    // reason u8 (padded to 4) + active 4 + queued 4
+    assert_eq!(size_of::<SemaphoreRejected>(), 12);
+}
+
+#[test]
+fn health_types() {
+    use seawall_core::{Health, HealthConfig, HealthSnapshot};
+    // buckets u32 (padded) 8 + width 8 + two rates 16 + two p99 limits 16
+    assert_eq!(size_of::<HealthConfig>(), 48);
+    // one time bucket: totals word 16 + 512 tagged counters of 8 = 4 112
+    let slot = 16 + 512 * 8;
+    assert_eq!(size_of::<Health<10>>(), round_up(LINE + 10 * slot + 48));
+    assert_eq!(size_of::<Health<10>>(), 41_344);
+    assert_eq!(size_of::<Health<1>>(), 4_352);
+    // calls, errors, latencies 24 + Option<Ratio> 16 + three Option<u64> 48 + status
+    assert_eq!(size_of::<HealthSnapshot>(), 96);
+}

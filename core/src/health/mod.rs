@@ -186,7 +186,7 @@ struct Slot {
 ///
 /// `size_of::<Health<B>>()` is one 128-byte line for the epoch high-water mark,
 /// `4 112·B` bytes of buckets and 48 bytes of configuration, rounded to 128:
-/// 41 216 bytes for the default `Health<10>` on x86-64.
+/// 41 344 bytes for the default `Health<10>` on x86-64.
 #[repr(C)]
 pub struct Health<const B: usize = 10> {
     head: CachePadded<AtomicU64>,

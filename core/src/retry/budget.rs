@@ -146,8 +146,9 @@ impl RetryBudgetSnapshot {
 /// dependency. Every method takes the caller's monotonic `now` in nanoseconds; a
 /// clock that steps back counts as no time passed.
 ///
-/// `size_of::<RetryBudget>()` is 320 bytes on x86-64 (the head word on its own
-/// 128-byte line, 10 archive words, 40 bytes of configuration).
+/// `size_of::<RetryBudget>()` is 384 bytes on x86-64: the head word on its own
+/// 128-byte line, 10 archive words of 16 bytes, 24 bytes of configuration and two
+/// precomputed `u64`s, rounded to the 128-byte alignment.
 #[repr(C)]
 pub struct RetryBudget {
     head: CachePadded<AtomicU128>,

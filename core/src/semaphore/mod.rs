@@ -201,7 +201,7 @@ const fn before(a: u32, b: u32) -> bool {
 /// `max_queue` (the default `Q` is 64) when waiters often give up out of order.
 ///
 /// `size_of::<Semaphore<Q>>()` is 128 bytes for the state word's cache line plus
-/// `8·Q` bytes of slots and 64 bytes of configuration and limits, rounded to the
+/// `8·Q` bytes of slots and 56 bytes of configuration and limits, rounded to the
 /// 128-byte alignment: 768 bytes for `Semaphore<64>` on x86-64.
 #[repr(C)]
 pub struct Semaphore<const Q: usize = 64> {
