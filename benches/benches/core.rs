@@ -7,7 +7,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use seawall_core::{
-    BreakerConfig, CircuitBreaker, CountWindow, Outcome, Sample, TimeWindow, WindowConfig,
+    Backoff, BackoffConfig, BackoffState, BreakerConfig, CircuitBreaker, CountWindow, Health,
+    HealthConfig, Outcome, Priority, RetryBudget, RetryBudgetConfig, RetryThrottle,
+    RetryThrottleConfig, Sample, Semaphore, SemaphoreConfig, TimeWindow, WindowConfig,
 };
 
 /// The clock advances 1 µs per call: a 1 s bucket rotates once per million calls,
@@ -71,11 +73,78 @@ fn windows(c: &mut Criterion) {
     });
 }
 
+fn retry(c: &mut Criterion) {
+    for (name, jitter) in [
+        ("none", seawall_core::Jitter::None),
+        ("full", seawall_core::Jitter::Full),
+        ("decorrelated", seawall_core::Jitter::Decorrelated),
+    ] {
+        let b = Backoff::new(BackoffConfig {
+            jitter,
+            ..BackoffConfig::DEFAULT
+        })
+        .unwrap();
+        let mut st = BackoffState::new(1);
+        c.bench_function(&format!("backoff/next_delay/{name}"), |bench| {
+            bench.iter(|| {
+                // A retry loop of 5 attempts, restarted: the realistic range.
+                if st.attempt() == 5 {
+                    st = BackoffState::new(st.attempt().into());
+                }
+                black_box(st.next_delay(black_box(&b), None))
+            });
+        });
+    }
+    let budget = RetryBudget::new(RetryBudgetConfig::DEFAULT).unwrap();
+    let mut now = 1_000_000_000u64;
+    c.bench_function("retry_budget/deposit_withdraw", |bench| {
+        bench.iter(|| {
+            now += TICK;
+            let b = black_box(&budget);
+            b.deposit(now);
+            black_box(b.try_withdraw(now))
+        });
+    });
+    let throttle = RetryThrottle::new(RetryThrottleConfig::DEFAULT).unwrap();
+    c.bench_function("retry_throttle/record_failure_success", |bench| {
+        bench.iter(|| {
+            let t = black_box(&throttle);
+            black_box(t.record_failure());
+            t.record_success();
+        });
+    });
+}
+
+fn semaphore(c: &mut Criterion) {
+    let s: Semaphore<64> = Semaphore::new(SemaphoreConfig {
+        max_concurrent: 100,
+        max_queue: 64,
+        ..SemaphoreConfig::DEFAULT
+    })
+    .unwrap();
+    c.bench_function("semaphore/try_acquire_release", |bench| {
+        bench.iter(|| drop(black_box(&s).try_acquire(Priority::Normal).unwrap()));
+    });
+}
+
+fn health(c: &mut Criterion) {
+    let h: Box<Health<10>> = Box::new(Health::new(HealthConfig::DEFAULT).unwrap());
+    let mut now = 0u64;
+    let mut lat = 0u64;
+    c.bench_function("health/record", |bench| {
+        bench.iter(|| {
+            now += TICK;
+            lat = (lat + 7_919) % 50_000_000;
+            black_box(&h).record(lat, false, now);
+        });
+    });
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .warm_up_time(std::time::Duration::from_millis(500))
         .measurement_time(std::time::Duration::from_secs(2));
-    targets = floor, breaker, windows
+    targets = floor, breaker, windows, retry, semaphore, health
 }
 criterion_main!(benches);

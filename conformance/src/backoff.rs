@@ -95,7 +95,7 @@ pub fn run<D: BackoffDriver>(sc: &Scenario, d: &mut D) -> Result<(), StepError> 
             };
             let draws = f.u64("draws").map_err(bad)?.unwrap_or(1);
             let (lo_ns, hi_ns) = (ms_to_ns(lo), ms_to_ns(hi));
-            let mut seen = Vec::new();
+            let mut draws_seen = Vec::new();
             for _ in 0..draws {
                 seed = seed.wrapping_add(1);
                 let got = draw(d, attempt, seed);
@@ -106,13 +106,13 @@ pub fn run<D: BackoffDriver>(sc: &Scenario, d: &mut D) -> Result<(), StepError> 
                         ns_to_ms(got),
                     ));
                 }
-                seen.push(got);
+                draws_seen.push(got);
             }
-            if lo < hi && draws > 1 && seen.iter().all(|&x| x == seen[0]) {
+            if lo < hi && draws > 1 && draws_seen.iter().all(|&x| x == draws_seen[0]) {
                 return Err(StepError::mismatch(
                     i,
                     "draws that differ",
-                    format!("{draws} draws all {} ms", ns_to_ms(seen[0])),
+                    format!("{draws} draws all {} ms", ns_to_ms(draws_seen[0])),
                 ));
             }
         } else {

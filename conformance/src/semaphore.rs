@@ -1,6 +1,6 @@
 //! `semaphore` scenarios: admission, load shedding, FIFO waiting, cancellation.
 
-use std::collections::HashMap;
+use std::collections::HashSet;
 
 use seawall_core::{
     CancelOutcome, Priority, PriorityShares, Ratio, RawAdmission, Semaphore, SemaphoreConfig,
@@ -93,7 +93,7 @@ const STEP_KEYS: &[&str] = &[
 /// step grants at most one waiter).
 pub fn run<D: SemaphoreDriver>(sc: &Scenario, d: &mut D) -> Result<(), StepError> {
     let mut clock = StepClock::default();
-    let mut holders: HashMap<String, ()> = HashMap::new();
+    let mut holders: HashSet<String> = HashSet::new();
     let mut waiting: Vec<(String, D::Ticket)> = Vec::new();
     let mut granted_log: Vec<String> = Vec::new();
     for (i, step) in sc.steps.iter().enumerate() {
@@ -109,7 +109,7 @@ pub fn run<D: SemaphoreDriver>(sc: &Scenario, d: &mut D) -> Result<(), StepError
             let wait = f.bool("wait").map_err(bad)?.unwrap_or(false);
             let got = match d.acquire(p, wait) {
                 Acquired::Admitted => {
-                    holders.insert(name.to_owned(), ());
+                    holders.insert(name.to_owned());
                     "admitted"
                 }
                 Acquired::Queued(t) => {
@@ -131,9 +131,9 @@ pub fn run<D: SemaphoreDriver>(sc: &Scenario, d: &mut D) -> Result<(), StepError
             let (_, t) = waiting.remove(at);
             d.cancel(t);
         } else if let Some(name) = f.str("release").map_err(bad)? {
-            holders
-                .remove(name)
-                .ok_or_else(|| bad(format!("{name:?} holds no permit")))?;
+            if !holders.remove(name) {
+                return Err(bad(format!("{name:?} holds no permit")));
+            }
             d.release();
         } else if let Some(want) = f.raw("expect_granted") {
             let want: Vec<&str> = want
@@ -168,7 +168,7 @@ pub fn run<D: SemaphoreDriver>(sc: &Scenario, d: &mut D) -> Result<(), StepError
             if d.granted(&waiting[k].1) {
                 let (name, _) = waiting.remove(k);
                 granted_log.push(name.clone());
-                holders.insert(name, ());
+                holders.insert(name);
             } else {
                 k += 1;
             }

@@ -228,6 +228,7 @@ fn proportional_and_decorrelated_jitter_stay_in_their_ranges() {
 }
 
 #[test]
+#[allow(clippy::too_many_lines, reason = "one table of cases per primitive")]
 fn bad_configs_are_refused_with_the_field_named() {
     let d = BackoffConfig::DEFAULT;
     let field = |r: Result<Backoff, ConfigError>| r.unwrap_err().field;
@@ -404,7 +405,9 @@ fn shares_round_down_but_never_below_one() {
     // 3 · 100 % = 3, 3 · 80 % = 2.4 → 2, 3 · 50 % = 1.5 → 1, 3 · 20 % = 0.6 → 1
     let limits: Vec<u32> = Priority::ALL.iter().map(|p| s.limit(*p)).collect();
     assert_eq!(limits, [3, 2, 1, 1]);
-    let r = s.try_acquire(Priority::Low).map(|p| p.forget());
+    let r = s
+        .try_acquire(Priority::Low)
+        .map(seawall_core::SemaphorePermit::forget);
     assert!(r.is_ok());
     let shed = s.try_acquire(Priority::Normal).unwrap_err();
     assert_eq!(
@@ -436,6 +439,10 @@ fn budget_clock_stepping_back_counts_as_no_time_passed() {
 }
 
 #[test]
+#[allow(
+    clippy::cast_sign_loss,
+    reason = "the latencies are positive by construction"
+)]
 fn health_quantiles_are_within_the_bound_on_a_wide_distribution() {
     // 10 000 latencies spread geometrically from 1 µs to ~10 s, in one bucket:
     // every percentile from 1 to 100 is within 1/32 of the exact nearest-rank value.

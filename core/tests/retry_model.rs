@@ -133,7 +133,7 @@ proptest! {
                 m.deposit(at);
             }
             let s = b.snapshot(now);
-            let want = m.balance(now).max(0) as u64;
+            let want = u64::try_from(m.balance(now).max(0)).unwrap();
             prop_assert_eq!(s.balance_ppm, want, "balance after op {}", i);
         }
     }

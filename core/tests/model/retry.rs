@@ -66,7 +66,7 @@ pub struct MBudget {
     pub reserve_ppm: i128,
     pub deposit_ppm: i128,
     pub head: u64,
-    /// (bucket, is_retry)
+    /// `(bucket, is_retry)`
     pub events: Vec<(u64, bool)>,
 }
 
