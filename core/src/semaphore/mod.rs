@@ -29,7 +29,7 @@
 //! The slot CAS is where a grant and a cancellation race: exactly one wins.
 //! Tickets are granted in ticket order (FIFO), whatever their priority.
 //! A host runtime learns of its grant by polling its ticket ([`Semaphore::poll`]);
-//! the `std` feature adds a blocking wait with timeout ([`BlockingSemaphore`]).
+//! the `std` feature adds a blocking wait with timeout (`BlockingSemaphore`).
 
 #[cfg(feature = "std")]
 mod blocking;
