@@ -18,6 +18,10 @@ cargo test --workspace --exclude seawall-benches --locked -q
 step "conformance scenarios (conformance/cases and ../shared/cases)"
 cargo run -q --locked -p seawall-conformance
 
+step "lints of the loom build (RUSTFLAGS=--cfg loom)"
+RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
+  cargo clippy -q --locked -p seawall-core -p seawall-loom-tests --tests -- -D warnings
+
 step "loom models (RUSTFLAGS=--cfg loom, LOOM_MAX_PREEMPTIONS=2)"
 LOOM_MAX_PREEMPTIONS=2 RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
   cargo test -q --release --locked -p seawall-loom-tests

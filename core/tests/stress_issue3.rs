@@ -162,7 +162,7 @@ fn throttle_successes_and_failures_balance_exactly() {
             let t = Arc::clone(&t);
             thread::spawn(move || {
                 for _ in 0..2_000 {
-                    t.record_failure();
+                    let _ = t.record_failure();
                     t.record_success();
                 }
             })

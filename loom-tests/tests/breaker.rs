@@ -4,6 +4,8 @@
 //! `--cfg seawall_mutant="…"` broken variant and checks that its model fails.
 #![cfg(loom)]
 
+use seawall_loom_tests::model;
+
 use loom::sync::Arc;
 use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::thread;
@@ -38,14 +40,6 @@ fn trip(b: &Breaker) {
             .unwrap();
     }
     assert_eq!(b.state(), State::Open);
-}
-
-fn model(f: impl Fn() + Sync + Send + 'static) {
-    let mut builder = loom::model::Builder::new();
-    if builder.preemption_bound.is_none() {
-        builder.preemption_bound = Some(2);
-    }
-    builder.check(f);
 }
 
 /// (a) Never more than `half_open_max_calls` probes in flight per half-open episode.

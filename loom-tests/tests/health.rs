@@ -1,17 +1,11 @@
 //! loom model of the health histogram's bucket rotation (issue 3).
 #![cfg(loom)]
 
+use seawall_loom_tests::model;
+
 use loom::sync::Arc;
 use loom::thread;
 use seawall_core::{Health, HealthConfig};
-
-fn model(f: impl Fn() + Sync + Send + 'static) {
-    let mut builder = loom::model::Builder::new();
-    if builder.preemption_bound.is_none() {
-        builder.preemption_bound = Some(2);
-    }
-    builder.check(f);
-}
 
 const W: u64 = 1_000_000;
 

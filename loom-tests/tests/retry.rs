@@ -3,17 +3,11 @@
 //! explores; `scripts/loom-mutants.sh` checks each fails on its broken variant.
 #![cfg(loom)]
 
+use seawall_loom_tests::model;
+
 use loom::sync::Arc;
 use loom::thread;
 use seawall_core::{Ratio, RetryBudget, RetryBudgetConfig, RetryThrottle, RetryThrottleConfig};
-
-fn model(f: impl Fn() + Sync + Send + 'static) {
-    let mut builder = loom::model::Builder::new();
-    if builder.preemption_bound.is_none() {
-        builder.preemption_bound = Some(2);
-    }
-    builder.check(f);
-}
 
 /// Bucket width 1 ms: ttl 10 ms.
 const W: u64 = 1_000_000;

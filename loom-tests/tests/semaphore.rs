@@ -3,6 +3,8 @@
 //! `scripts/loom-mutants.sh` checks each fails on its broken variant.
 #![cfg(loom)]
 
+use seawall_loom_tests::model;
+
 use loom::sync::Arc;
 use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::thread;
@@ -10,14 +12,6 @@ use seawall_core::{
     CancelOutcome, Priority, RawAdmission, Semaphore, SemaphoreConfig, SemaphoreSnapshot,
     TicketState,
 };
-
-fn model(f: impl Fn() + Sync + Send + 'static) {
-    let mut builder = loom::model::Builder::new();
-    if builder.preemption_bound.is_none() {
-        builder.preemption_bound = Some(2);
-    }
-    builder.check(f);
-}
 
 fn sem<const Q: usize>(max_concurrent: u32, max_queue: u32) -> Semaphore<Q> {
     Semaphore::new(SemaphoreConfig {
@@ -35,7 +29,7 @@ fn idle() -> SemaphoreSnapshot {
     }
 }
 
-/// (j) active ≤ max_concurrent: three racing acquires of one permit; each thread
+/// (j) active ≤ `max_concurrent`: three racing acquires of one permit; each thread
 /// counts itself as a holder only between admission and release, so the count
 /// can only undercount the semaphore's own. No permit is left when all are done.
 #[test]
@@ -63,7 +57,7 @@ fn j_semaphore_active_never_exceeds_max() {
     });
 }
 
-/// (k) queued ≤ max_queue: the only permit is held and two callers race for the
+/// (k) queued ≤ `max_queue`: the only permit is held and two callers race for the
 /// one queue place: exactly one waits, the other is refused.
 #[test]
 fn k_semaphore_queued_never_exceeds_max_queue() {

@@ -2,6 +2,8 @@
 //! count window's claim/commit/help protocol).
 #![cfg(loom)]
 
+use seawall_loom_tests::model;
+
 use loom::sync::Arc;
 use loom::thread;
 use seawall_core::{CountWindow, Sample, SlidingWindow, TimeWindow, WindowConfig};
@@ -15,14 +17,6 @@ const OK: Sample = Sample {
     failure: false,
     slow: false,
 };
-
-fn model(f: impl Fn() + Sync + Send + 'static) {
-    let mut builder = loom::model::Builder::new();
-    if builder.preemption_bound.is_none() {
-        builder.preemption_bound = Some(2);
-    }
-    builder.check(f);
-}
 
 /// (d) No lost count when a time bucket rotates under concurrent records: two
 /// records of the new epoch race to replace the slot that held epoch 0.

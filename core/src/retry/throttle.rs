@@ -91,6 +91,7 @@ impl RetryThrottle {
 
     /// A call failed: take one token; `true` iff its retry is allowed (the tokens
     /// left are more than `max_tokens / 2`).
+    #[must_use = "the result is the retry decision for this failure"]
     pub fn record_failure(&self) -> bool {
         let after = self.update(|t| t.saturating_sub(u64::from(MILLI)));
         // tokens > max/2, exactly: 2·tokens > max.
