@@ -183,6 +183,7 @@ typedef struct seawall_breaker_config {
   uint32_t window_size;
   /**
    * Time window only: width of one bucket (ns, ≥ 100 000). Default 1 s.
+   * Ignored for count windows (`seawall_breaker_get_config` reports 0).
    */
   uint64_t window_bucket_width_ns;
   /**
@@ -661,9 +662,9 @@ seawall_status seawall_breaker_retry_after(const struct seawall_breaker *breaker
  * # Safety
  * `breaker` is NULL or a live handle; `out` is NULL or writable. Thread-safe.
  */
-seawall_status seawall_breaker_metrics(const struct seawall_breaker *breaker,
-                                       uint64_t now_ns,
-                                       struct seawall_breaker_metrics *out);
+seawall_status seawall_breaker_get_metrics(const struct seawall_breaker *breaker,
+                                           uint64_t now_ns,
+                                           struct seawall_breaker_metrics *out);
 
 /**
  * Reject every call until `seawall_breaker_reset` (forced open).

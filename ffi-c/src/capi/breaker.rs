@@ -73,6 +73,7 @@ pub struct seawall_breaker_config {
     /// buckets (1 ..= `SEAWALL_TIME_WINDOW_MAX_BUCKETS`). Default 10.
     pub window_size: u32,
     /// Time window only: width of one bucket (ns, ≥ 100 000). Default 1 s.
+    /// Ignored for count windows (`seawall_breaker_get_config` reports 0).
     pub window_bucket_width_ns: u64,
     /// Calls the window must hold before a rate can open the breaker (≥ 1,
     /// capped at a count window's size). Default 20.
@@ -802,7 +803,7 @@ pub unsafe extern "C" fn seawall_breaker_retry_after(
 /// # Safety
 /// `breaker` is NULL or a live handle; `out` is NULL or writable. Thread-safe.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn seawall_breaker_metrics(
+pub unsafe extern "C" fn seawall_breaker_get_metrics(
     breaker: *const seawall_breaker,
     now_ns: u64,
     out: *mut seawall_breaker_metrics,
