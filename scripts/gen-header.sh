@@ -2,6 +2,7 @@
 # Generate include/seawall.h from ffi-c/src/capi with the pinned cbindgen.
 #   scripts/gen-header.sh           write include/seawall.h
 #   scripts/gen-header.sh --check   regenerate into a temp file; fail on any difference
+#   scripts/gen-header.sh --install only make sure the pinned cbindgen is installed
 # Installs the pinned cbindgen with `cargo install --locked` when it is missing or
 # another version (exit 3 if that fails, so callers can tell "no tool" from "stale").
 set -euo pipefail
@@ -15,6 +16,8 @@ if [ "$(cbindgen --version 2>/dev/null)" != "cbindgen $CBINDGEN_VERSION" ]; then
     exit 3
   }
 fi
+
+[ "${1:-}" = "--install" ] && exit 0
 
 out="$PWD/include/seawall.h"
 [ "${1:-}" = "--check" ] && out="$(mktemp)"
