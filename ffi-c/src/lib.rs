@@ -21,14 +21,21 @@
 // The header is generated from `capi` alone: the `cbindgen:ignore` lines keep the
 // Rust-only modules (and their public constants) out of it.
 
+// Under `--cfg loom` only the permit table is built: its loom models
+// (`tests/loom_permits.rs`) are all that build is for.
+
 /// cbindgen:ignore
+#[cfg(not(loom))]
 pub mod breaker;
+#[cfg(not(loom))]
 pub mod capi;
 /// cbindgen:ignore
+#[cfg(not(loom))]
 pub mod clock;
 /// cbindgen:ignore
 pub mod permits;
 /// cbindgen:ignore
+#[cfg(not(loom))]
 pub mod shared;
 
 /// cbindgen:ignore
@@ -36,4 +43,5 @@ pub mod shared;
 /// The ABI version: bumped whenever an exported signature, a `repr(C)` type of the
 /// header, or the layout of a shared structure changes. Stored in every shared
 /// region; `seawall_abi_version()` returns it.
+#[cfg(not(loom))]
 pub const ABI_VERSION: u32 = capi::common::SEAWALL_ABI_VERSION;

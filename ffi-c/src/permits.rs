@@ -21,12 +21,14 @@
 //! per-thread cursor (so threads and processes spread over the table), a release
 //! is one CAS.
 
-use core::cell::Cell;
 use core::mem::MaybeUninit;
+use core::sync::atomic::Ordering;
 
 use crossbeam_utils::CachePadded;
-use portable_atomic::{AtomicU64, Ordering};
-use seawall_core::mix64;
+#[cfg(loom)]
+use loom::sync::atomic::AtomicU64;
+#[cfg(not(loom))]
+use portable_atomic::AtomicU64;
 
 /// Permits that may be outstanding (admitted, not yet recorded) at once on one
 /// breaker, over all threads and processes sharing it.
@@ -48,12 +50,13 @@ pub enum PermitError {
     Altered,
 }
 
-/// The table of permit slots; `#[repr(C)]`, pointer-free, all atomics after init.
+/// A table of `N` permit slots; `#[repr(C)]`, pointer-free, all atomics after init.
+/// Breakers use [`PERMIT_SLOTS`]; the loom models use tiny tables.
 #[repr(C)]
-pub struct PermitTable {
+pub struct PermitTable<const N: usize = PERMIT_SLOTS> {
     /// Random, written once by `init`.
     salt: CachePadded<u64>,
-    slots: [AtomicU64; PERMIT_SLOTS],
+    slots: [AtomicU64; N],
 }
 
 fn held(generation: u32, epoch: u32) -> u64 {
@@ -68,18 +71,45 @@ fn generation(word: u64) -> u32 {
     (word >> 32) as u32
 }
 
-thread_local! {
-    /// Where this thread looks for a free slot next.
-    static CURSOR: Cell<Option<usize>> = const { Cell::new(None) };
+/// Where this thread looks for a free slot next: a hint only (any start is
+/// correct), spreading threads and processes over the table.
+#[cfg(not(loom))]
+mod cursor {
+    use core::cell::Cell;
+
+    thread_local! {
+        static CURSOR: Cell<Option<usize>> = const { Cell::new(None) };
+    }
+
+    pub(super) fn get(n: usize) -> usize {
+        CURSOR.with(Cell::get).unwrap_or_else(|| fresh(0, n))
+    }
+
+    pub(super) fn set(next: usize) {
+        CURSOR.with(|c| c.set(Some(next)));
+    }
+
+    /// A start index that differs between threads and processes.
+    pub(super) fn fresh(hint: u64, n: usize) -> usize {
+        let here = CURSOR.with(|c| core::ptr::from_ref(c) as u64);
+        let pid = u64::from(std::process::id()) << 32;
+        (seawall_core::mix64(here ^ hint ^ pid) as usize) % n
+    }
 }
 
-/// A start index that differs between threads and processes.
-fn fresh_cursor(hint: u64) -> usize {
-    let here = CURSOR.with(|c| core::ptr::from_ref(c) as u64);
-    (mix64(here ^ hint ^ (u64::from(std::process::id()) << 32)) as usize) % PERMIT_SLOTS
+/// Under loom every execution must be the same function of the schedule: start at 0.
+#[cfg(loom)]
+mod cursor {
+    pub(super) fn get(_: usize) -> usize {
+        0
+    }
+    pub(super) fn set(_: usize) {}
+    pub(super) fn fresh(_: u64, _: usize) -> usize {
+        0
+    }
 }
 
-impl PermitTable {
+impl<const N: usize> PermitTable<N> {
     /// Write an empty table with `salt` into `slot`, in place.
     pub fn init(slot: &mut MaybeUninit<Self>, salt: u64) {
         let p = slot.as_mut_ptr();
@@ -89,7 +119,7 @@ impl PermitTable {
         unsafe {
             (&raw mut (*p).salt).write(CachePadded::new(salt));
             let slots = (&raw mut (*p).slots).cast::<AtomicU64>();
-            for i in 0..PERMIT_SLOTS {
+            for i in 0..N {
                 slots.add(i).write(AtomicU64::new(0));
             }
         }
@@ -100,35 +130,41 @@ impl PermitTable {
     }
 
     /// Take a free slot for a call admitted in `epoch`; its permit id, or `None`
-    /// when all [`PERMIT_SLOTS`] are held.
+    /// when all `N` are held.
     pub fn claim(&self, epoch: u32) -> Option<u64> {
-        let start = CURSOR.with(Cell::get).unwrap_or_else(|| fresh_cursor(0));
-        let mut idx = start;
+        let mut idx = cursor::get(N);
         // Invariant: a slot goes free(g) → held(g + 1) only by this CAS and
         // held(g) → free(g) only by the matching release CAS, so each generation of
         // a slot is handed to exactly one claim and released at most once.
         // One more than the table: a jump after the first try still sees every slot.
-        for tried in 0..=PERMIT_SLOTS {
+        for tried in 0..=N {
             let cell = &self.slots[idx];
             let w = cell.load(Ordering::Relaxed);
             if w & HELD == 0 {
                 let g = generation(w).wrapping_add(1);
+                #[cfg(seawall_mutant = "permit_blind_claim")]
+                {
+                    // Mutant: check-then-store hands one slot to two claimers.
+                    cell.store(held(g, epoch), Ordering::Release);
+                    return Some((u64::from(g ^ self.salt()) << 32) | idx as u64);
+                }
+                #[cfg(not(seawall_mutant = "permit_blind_claim"))]
                 match cell.compare_exchange(w, held(g, epoch), Ordering::AcqRel, Ordering::Relaxed)
                 {
                     Ok(_) => {
-                        CURSOR.with(|c| c.set(Some((idx + 1) % PERMIT_SLOTS)));
+                        cursor::set((idx + 1) % N);
                         return Some((u64::from(g ^ self.salt()) << 32) | idx as u64);
                     }
                     Err(_) if tried == 0 => {
                         // Someone else starts here too (threads of forked processes
                         // inherit the cursor): jump elsewhere.
-                        idx = fresh_cursor(w ^ idx as u64);
+                        idx = cursor::fresh(w ^ idx as u64, N);
                         continue;
                     }
                     Err(_) => {}
                 }
             }
-            idx = (idx + 1) % PERMIT_SLOTS;
+            idx = (idx + 1) % N;
         }
         None
     }
@@ -140,6 +176,15 @@ impl PermitTable {
             return Err(PermitError::Foreign);
         };
         let g = ((id >> 32) as u32) ^ self.salt();
+        #[cfg(seawall_mutant = "permit_blind_release")]
+        {
+            // Mutant: check-then-store lets two racing uses of one permit both pass.
+            let cur = cell.load(Ordering::Acquire);
+            if cur == held(g, epoch) {
+                cell.store(free(g), Ordering::Release);
+                return Ok(());
+            }
+        }
         match cell.compare_exchange(held(g, epoch), free(g), Ordering::AcqRel, Ordering::Relaxed) {
             Ok(_) => Ok(()),
             Err(cur) if cur & HELD != 0 && generation(cur) == g => Err(PermitError::Altered),
@@ -157,7 +202,7 @@ impl PermitTable {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
 

@@ -231,3 +231,45 @@ pub(crate) unsafe fn put<T>(p: NonNull<T>, value: T) {
     // SAFETY: the caller's promise; `write` does not read or drop the old value.
     unsafe { p.as_ptr().write(value) }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::CStr;
+
+    fn last_error() -> String {
+        // SAFETY: a NUL-terminated string kept alive by this thread's slot.
+        unsafe { CStr::from_ptr(last_error_ptr()) }
+            .to_str()
+            .unwrap()
+            .to_owned()
+    }
+
+    #[test]
+    fn a_panic_becomes_a_status_and_a_message() {
+        let s = guard(|| panic!("boom {}", 42));
+        assert_eq!(s, seawall_status::Panic);
+        assert_eq!(
+            last_error(),
+            "internal error (panic caught at the C boundary): boom 42"
+        );
+        let v = guard_value(7u32, || panic!("static message"));
+        assert_eq!(v, 7);
+        assert_eq!(
+            last_error(),
+            "internal error (panic caught at the C boundary): static message"
+        );
+    }
+
+    #[test]
+    fn failures_set_the_message_and_successes_leave_it() {
+        let s = guard(|| Err(Failure::null("thing")));
+        assert_eq!(s, seawall_status::NullArgument);
+        assert_eq!(last_error(), "thing is NULL");
+        assert_eq!(guard(|| Ok(seawall_status::Rejected)), seawall_status::Rejected);
+        assert_eq!(last_error(), "thing is NULL");
+        // An interior NUL cannot end the C string early.
+        let _ = guard(|| Err(Failure::new(seawall_status::InvalidArgument, "a\0b")));
+        assert_eq!(last_error(), "a\\0b");
+    }
+}

@@ -6,7 +6,7 @@
 //! [`Shareable`] core structure can live in one; the breaker of this crate is
 //! one, and the semaphore, retry budget and throttle plug in the same way:
 //!
-//! ```ignore
+//! ```text
 //! // SAFETY: RetryBudget<10> is repr(C), pointer-free, and only atomics change after new().
 //! unsafe impl Shareable for RetryBudget<10> {
 //!     const FAMILY: &'static str = "retry-budget";
