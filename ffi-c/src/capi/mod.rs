@@ -266,7 +266,10 @@ mod tests {
         let s = guard(|| Err(Failure::null("thing")));
         assert_eq!(s, seawall_status::NullArgument);
         assert_eq!(last_error(), "thing is NULL");
-        assert_eq!(guard(|| Ok(seawall_status::Rejected)), seawall_status::Rejected);
+        assert_eq!(
+            guard(|| Ok(seawall_status::Rejected)),
+            seawall_status::Rejected
+        );
         assert_eq!(last_error(), "thing is NULL");
         // An interior NUL cannot end the C string early.
         let _ = guard(|| Err(Failure::new(seawall_status::InvalidArgument, "a\0b")));
