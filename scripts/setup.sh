@@ -21,10 +21,12 @@ bash scripts/gen-header.sh --install >/dev/null \
 command -v valgrind >/dev/null \
   || (apt-get install -y -q valgrind >/dev/null 2>&1 || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q valgrind >/dev/null 2>&1; }) \
   || warn "valgrind could not be installed: the C tests will run without it"
-rustup run nightly rustc --version >/dev/null 2>&1 \
-  || rustup toolchain install nightly --profile minimal >/dev/null 2>&1 \
-  || warn "rustup toolchain install nightly failed: fuzzing will be skipped"
 CARGO_FUZZ_VERSION=0.13.2
-[ "$(cargo fuzz --version 2>/dev/null)" = "cargo-fuzz $CARGO_FUZZ_VERSION" ] \
-  || cargo install --locked --quiet --version "$CARGO_FUZZ_VERSION" cargo-fuzz >/dev/null 2>&1 \
-  || warn "cargo install cargo-fuzz $CARGO_FUZZ_VERSION failed: fuzzing will be skipped"
+if rustup run nightly rustc --version >/dev/null 2>&1 \
+  || rustup toolchain install nightly --profile minimal >/dev/null 2>&1; then
+  [ "$(cargo fuzz --version 2>/dev/null)" = "cargo-fuzz $CARGO_FUZZ_VERSION" ] \
+    || cargo install --locked --quiet --version "$CARGO_FUZZ_VERSION" cargo-fuzz >/dev/null 2>&1 \
+    || warn "cargo install cargo-fuzz $CARGO_FUZZ_VERSION failed: fuzzing will be skipped"
+else
+  warn "no nightly toolchain and rustup could not install one: fuzzing will be skipped"
+fi
