@@ -33,6 +33,11 @@ awk '/<!-- c-quickstart/ {f=1; next} f && /^```c/ {p=1; next} p && /^```/ {exit}
 
 step() { printf -- '--- %s\n' "$*"; }
 
+step "libseawall.so exports exactly the functions the header declares"
+diff <(nm -D --defined-only "$LIB/libseawall.so" | awk '{print $3}' | sort) \
+  <(grep -E '^[a-z].*[ *]seawall_[a-z_]+\(' include/seawall.h | grep -oE 'seawall_[a-z_]+\(' |
+    tr -d '(' | sort -u)
+
 declare -A source=([api]="$SRC/api.c" [multiprocess]="$SRC/multiprocess.c"
   [quickstart]="$OUT/quickstart.c")
 for prog in api multiprocess quickstart; do
