@@ -3,6 +3,6 @@
 //! in the workspace manifest.
 fn main() {
     println!(
-        "cargo::rustc-check-cfg=cfg(seawall_mutant, values(\"permit_blind_claim\", \"permit_blind_release\"))"
+        "cargo::rustc-check-cfg=cfg(seawall_mutant, values(\"permit_blind_claim\", \"permit_blind_release\", \"permit_reclaim_any_generation\"))"
     );
 }

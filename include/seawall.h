@@ -628,6 +628,23 @@ seawall_status seawall_breaker_record(const struct seawall_breaker *breaker,
                                       uint64_t now_ns);
 
 /**
+ * Give back every permit held by a process that no longer exists (e.g. a worker
+ * killed while its call ran): each is recorded as ignored at `now_ns`, which also
+ * frees a dead half-open probe's slot; `*out_reclaimed` (if not NULL) says how
+ * many. Call it when a process sharing the breaker was replaced. A permit is
+ * owned by the process that acquired it; reclaim only where every process
+ * sharing the breaker sees the same pids (one pid namespace). Scans the permit
+ * table: not for the hot path.
+ *
+ * # Safety
+ * `breaker` is NULL or a live handle; `out_reclaimed` is NULL or writable.
+ * Thread-safe.
+ */
+seawall_status seawall_breaker_reclaim_abandoned(const struct seawall_breaker *breaker,
+                                                 uint64_t now_ns,
+                                                 uint64_t *out_reclaimed);
+
+/**
  * The current state (`SEAWALL_STATE_*`); open until an acquire moves it on.
  *
  * # Safety

@@ -13,6 +13,7 @@ RUSTFLAGS="$LOOM_FLAGS" CARGO_TARGET_DIR=target/loom \
 pairs=(
   "permit_blind_release a_permit_is_used_exactly_once"
   "permit_blind_claim a_slot_goes_to_one_claimer"
+  "permit_reclaim_any_generation a_reclaim_never_takes_a_claim_in_progress"
 )
 survived=0
 for pair in "${pairs[@]}"; do

@@ -383,6 +383,21 @@ impl Breaker {
         })
     }
 
+    /// Give back, as `ignored` at `now` (ns), every permit held by a process that
+    /// no longer exists (killed while its call ran), so a shared breaker does not
+    /// run out of permits or keep a dead probe's half-open slot. Returns how many.
+    /// Only correct where every process sharing the breaker is in one pid
+    /// namespace. Not for the hot path: it scans the permit table.
+    #[allow(
+        clippy::must_use_candidate,
+        reason = "the count is informative; the reclaim is the point"
+    )]
+    pub fn reclaim_abandoned(&self, now: u64) -> u64 {
+        with_cell!(self, c => c.permits.reclaim_dead(|epoch| {
+            c.breaker.record_token(PermitToken { epoch }, Outcome::Ignored, 0, now);
+        }))
+    }
+
     /// The current state (`open` until an acquire moves it on).
     #[must_use]
     pub fn state(&self) -> State {

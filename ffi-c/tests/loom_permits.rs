@@ -8,9 +8,10 @@ use std::mem::MaybeUninit;
 
 use loom::sync::Arc;
 use loom::thread;
-use seawall::permits::{PermitError, PermitTable};
+use seawall::permits::{PermitError, PermitTable, set_claiming_pid};
 
 fn table<const N: usize>() -> Arc<PermitTable<N>> {
+    set_claiming_pid(1);
     let mut slot = MaybeUninit::uninit();
     PermitTable::init(&mut slot, 0x5a17);
     // SAFETY: init wrote every field.
@@ -81,5 +82,49 @@ fn a_reclaimed_slot_refuses_the_old_permit() {
             assert_eq!(t.release(new, 2), Err(PermitError::AlreadyUsed));
         }
         assert_eq!(t.outstanding(), 0);
+    });
+}
+
+/// The owner's own use racing a reclaim (the owner declared dead): exactly one
+/// frees the slot, and the permit is gone either way.
+#[test]
+fn a_reclaim_and_a_use_free_a_slot_once() {
+    loom::model(|| {
+        let t = table::<1>();
+        let id = t.claim(3).unwrap();
+        let t2 = Arc::clone(&t);
+        let sweeper = thread::spawn(move || t2.reclaim(|_| false, |e| assert_eq!(e, 3)));
+        let used = t.release(id, 3);
+        let reclaimed = sweeper.join().unwrap();
+        assert_eq!(
+            u64::from(used.is_ok()) + reclaimed,
+            1,
+            "use {used:?}, reclaimed {reclaimed}"
+        );
+        assert_eq!(t.outstanding(), 0);
+    });
+}
+
+/// A reclaim racing a new claim of a free slot never trusts the owner word the
+/// slot's previous holder left (here: a dead process) for the new claim.
+#[test]
+fn a_reclaim_never_takes_a_claim_in_progress() {
+    const DEAD: u32 = 999;
+    const LIVE: u32 = 1;
+    loom::model(|| {
+        let t = table::<1>();
+        set_claiming_pid(DEAD);
+        let first = t.claim(1).unwrap();
+        t.release(first, 1).unwrap();
+        set_claiming_pid(LIVE);
+        let t2 = Arc::clone(&t);
+        let sweeper = thread::spawn(move || t2.reclaim(|pid| pid != DEAD, |_| {}));
+        let second = t.claim(2).unwrap();
+        let reclaimed = sweeper.join().unwrap();
+        assert_eq!(
+            reclaimed, 0,
+            "took a live claim on the word of a dead holder"
+        );
+        assert_eq!(t.release(second, 2), Ok(()));
     });
 }

@@ -73,6 +73,7 @@ enum Op {
     Disable,
     Reset,
     Observe,
+    Reclaim,
     SwitchHandle,
     Deadline {
         total: u64,
@@ -442,6 +443,13 @@ fn run(handles: &[*mut seawall_breaker], cfg: &seawall_breaker_config, ops: &[Op
                     );
                 }
                 check(st <= SEAWALL_STATE_DISABLED, "state in range");
+            }
+            Op::Reclaim => {
+                // Every permit belongs to this live process: nothing to take back.
+                let mut n = 99;
+                // SAFETY: live handle, valid out pointer.
+                let s = unsafe { seawall_breaker_reclaim_abandoned(b, now, &raw mut n) };
+                check(s == S::Ok && n == 0, "reclaim takes no live permit");
             }
             Op::SwitchHandle => which_handle += 1,
             Op::Deadline {

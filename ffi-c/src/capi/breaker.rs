@@ -737,6 +737,35 @@ pub unsafe extern "C" fn seawall_breaker_record(
     })
 }
 
+/// Give back every permit held by a process that no longer exists (e.g. a worker
+/// killed while its call ran): each is recorded as ignored at `now_ns`, which also
+/// frees a dead half-open probe's slot; `*out_reclaimed` (if not NULL) says how
+/// many. Call it when a process sharing the breaker was replaced. A permit is
+/// owned by the process that acquired it; reclaim only where every process
+/// sharing the breaker sees the same pids (one pid namespace). Scans the permit
+/// table: not for the hot path.
+///
+/// # Safety
+/// `breaker` is NULL or a live handle; `out_reclaimed` is NULL or writable.
+/// Thread-safe.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn seawall_breaker_reclaim_abandoned(
+    breaker: *const seawall_breaker,
+    now_ns: u64,
+    out_reclaimed: *mut u64,
+) -> seawall_status {
+    guard(|| {
+        // SAFETY: the caller's promise on `breaker`.
+        let b = unsafe { handle(breaker) }?;
+        let n = b.reclaim_abandoned(now_ns);
+        if let Some(o) = NonNull::new(out_reclaimed) {
+            // SAFETY: non-NULL, writable per the caller.
+            unsafe { put(o, n) };
+        }
+        Ok(seawall_status::Ok)
+    })
+}
+
 /// The current state (`SEAWALL_STATE_*`); open until an acquire moves it on.
 ///
 /// # Safety

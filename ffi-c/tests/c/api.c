@@ -6,7 +6,9 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -625,6 +627,66 @@ static void named_regions(void) {
   seawall_breaker_free(b);
 }
 
+/* A process killed while it holds a half-open probe: its permit is reclaimed (as
+ * ignored), which frees the probe slot; a live process's permit is left alone. */
+static void abandoned_permits(void) {
+  seawall_breaker_config cfg = count_config(4, 4);
+  seawall_breaker *b = NULL;
+  seawall_permit mine, p;
+  seawall_rejection r;
+  seawall_breaker_metrics m;
+  uint64_t reclaimed = 99;
+  const uint64_t t = 10, probe_at = 10 + SEC;
+  char name[64];
+  pid_t child;
+  int status = 0, i;
+
+  cfg.open_duration_ns = SEC;
+  sprintf(name, "c-api-abandoned-%ld", (long)getpid());
+  seawall_breaker_unlink_shared(name);
+  CHECK_STATUS(seawall_breaker_open_shared(name, &cfg, &b), SEAWALL_STATUS_OK);
+  CHECK_STATUS(seawall_breaker_try_acquire(b, t, &mine, NULL), SEAWALL_STATUS_OK);
+  for (i = 0; i < 4; i++) call(b, t, SEAWALL_OUTCOME_FAILURE); /* opens until t + 1 s */
+  CHECK(state(b) == SEAWALL_STATE_OPEN);
+
+  child = fork();
+  if (child == 0) {
+    seawall_breaker *cb = NULL;
+    if (seawall_breaker_open_shared(name, &cfg, &cb) == SEAWALL_STATUS_OK &&
+        seawall_breaker_try_acquire(cb, probe_at, &p, NULL) == SEAWALL_STATUS_OK) {
+      kill(getpid(), SIGKILL); /* dies holding the probe */
+    }
+    _exit(3);
+  }
+  CHECK(waitpid(child, &status, 0) == child);
+  CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+
+  CHECK_STATUS(seawall_breaker_try_acquire(b, probe_at, &p, &r), SEAWALL_STATUS_REJECTED);
+  CHECK(r.state == SEAWALL_STATE_HALF_OPEN); /* the dead child's probe holds the slot */
+  m = metrics(b, probe_at);
+  CHECK_U64(m.permits_outstanding, 2);
+  CHECK_U64(m.half_open_in_flight, 1);
+
+  CHECK_STATUS(seawall_breaker_reclaim_abandoned(b, probe_at, &reclaimed), SEAWALL_STATUS_OK);
+  CHECK_U64(reclaimed, 1); /* the child's; ours stays */
+  m = metrics(b, probe_at);
+  CHECK_U64(m.permits_outstanding, 1);
+  CHECK_U64(m.half_open_in_flight, 0);
+  CHECK_U64(m.ignored, 1);
+  CHECK_STATUS(seawall_breaker_try_acquire(b, probe_at, &p, NULL), SEAWALL_STATUS_OK);
+  CHECK_STATUS(seawall_breaker_record(b, p, SEAWALL_OUTCOME_SUCCESS, 0, probe_at),
+               SEAWALL_STATUS_OK);
+  CHECK(state(b) == SEAWALL_STATE_CLOSED);
+  CHECK_STATUS(seawall_breaker_record(b, mine, SEAWALL_OUTCOME_SUCCESS, 0, probe_at),
+               SEAWALL_STATUS_OK); /* stale now, still ours to record once */
+  CHECK_STATUS(seawall_breaker_reclaim_abandoned(b, probe_at, NULL), SEAWALL_STATUS_OK);
+  CHECK_STATUS(seawall_breaker_reclaim_abandoned(NULL, probe_at, &reclaimed),
+               SEAWALL_STATUS_NULL_ARGUMENT);
+  CHECK_U64(metrics(b, probe_at).permits_outstanding, 0);
+  seawall_breaker_free(b);
+  CHECK_STATUS(seawall_breaker_unlink_shared(name), SEAWALL_STATUS_OK);
+}
+
 int main(void) {
   versions_and_clock();
   default_config();
@@ -636,6 +698,7 @@ int main(void) {
   if (seawall_shared_supported()) {
     caller_memory();
     named_regions();
+    abandoned_permits();
   } else {
     /* Only native lock-free atomics may be shared: everything is refused. */
     seawall_breaker_config cfg = count_config(4, 4);
