@@ -13,3 +13,20 @@ for t in thumbv7em-none-eabihf thumbv6m-none-eabi riscv32imc-unknown-none-elf; d
     || rustup target add "$t" >/dev/null 2>&1 \
     || warn "rustup target add $t failed: the embedded build for $t will be skipped"
 done
+
+# C ABI: the pinned cbindgen (header check), valgrind (C tests), and the nightly
+# toolchain with cargo-fuzz (fuzzing). Each missing piece skips only its own step.
+bash scripts/gen-header.sh --install >/dev/null \
+  || warn "cbindgen could not be installed: the include/seawall.h check will be skipped"
+command -v valgrind >/dev/null \
+  || (apt-get install -y -q valgrind >/dev/null 2>&1 || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q valgrind >/dev/null 2>&1; }) \
+  || warn "valgrind could not be installed: the C tests will run without it"
+CARGO_FUZZ_VERSION=0.13.2
+if rustup run nightly rustc --version >/dev/null 2>&1 \
+  || rustup toolchain install nightly --profile minimal >/dev/null 2>&1; then
+  [ "$(cargo fuzz --version 2>/dev/null)" = "cargo-fuzz $CARGO_FUZZ_VERSION" ] \
+    || cargo install --locked --quiet --version "$CARGO_FUZZ_VERSION" cargo-fuzz >/dev/null 2>&1 \
+    || warn "cargo install cargo-fuzz $CARGO_FUZZ_VERSION failed: fuzzing will be skipped"
+else
+  warn "no nightly toolchain and rustup could not install one: fuzzing will be skipped"
+fi

@@ -18,6 +18,36 @@ cargo test --workspace --exclude seawall-benches --locked -q
 step "conformance scenarios (conformance/cases and ../shared/cases)"
 cargo run -q --locked -p seawall-conformance
 
+step "C ABI: include/seawall.h is exactly what the pinned cbindgen generates"
+rc=0; bash scripts/gen-header.sh --check || rc=$?
+case $rc in
+  0) ;;
+  3) skipped+=("header check: the pinned cbindgen could not be installed") ;;
+  *) exit "$rc" ;;
+esac
+
+step "C ABI: libseawall.a and libseawall.so (release, built once)"
+cargo build -q --release --locked -p seawall-ffi
+
+step "C ABI: conformance scenarios through the exported functions of libseawall.so"
+SEAWALL_LIB="$PWD/target/release/libseawall.so" \
+  cargo test -q --locked -p seawall-ffi --test conformance_c
+
+step "C ABI: C99 and C++11 programs, valgrind, ASan+UBSan, multi-process"
+command -v valgrind >/dev/null || skipped+=("valgrind runs of the C tests: valgrind not installed")
+bash scripts/test-c.sh
+
+step "C ABI: loom models of the permit table, and their mutants"
+bash scripts/loom-ffi.sh
+
+step "C ABI: fuzzing through the exported functions (cargo fuzz, bounded)"
+rc=0; bash scripts/fuzz.sh "${SEAWALL_FUZZ_SECONDS:-60}" || rc=$?
+case $rc in
+  0) ;;
+  3) skipped+=("fuzzing: nightly toolchain or cargo-fuzz not installed") ;;
+  *) exit "$rc" ;;
+esac
+
 step "lints of the loom build (RUSTFLAGS=--cfg loom)"
 RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
   cargo clippy -q --locked -p seawall-core -p seawall-loom-tests --tests -- -D warnings

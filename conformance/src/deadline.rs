@@ -1,11 +1,43 @@
-//! `deadline` scenarios against the core's [`Deadline`].
+//! `deadline` scenarios: the step interpreter, generic over [`DeadlineDriver`] so the
+//! C ABI reuses it, and the core's [`Deadline`] behind it.
 
 use seawall_core::Deadline;
 
 use crate::scenario::{Fields, Scenario, StepClock, StepError, ms_to_ns, ns_to_ms};
 
-/// Run a deadline scenario: the budget starts at the first step's time.
+/// What a deadline implementation must offer to run the scenarios. Times in ns.
+pub trait DeadlineDriver {
+    /// Nanoseconds left at `now`.
+    fn remaining(&self, now: u64) -> u64;
+    /// `min(max, remaining(now))`.
+    fn allocate(&self, max: u64, now: u64) -> u64;
+    /// Whether nothing remains at `now`.
+    fn expired(&self, now: u64) -> bool;
+}
+
+impl DeadlineDriver for Deadline {
+    fn remaining(&self, now: u64) -> u64 {
+        Deadline::remaining(self, now)
+    }
+    fn allocate(&self, max: u64, now: u64) -> u64 {
+        Deadline::allocate(self, max, now)
+    }
+    fn expired(&self, now: u64) -> bool {
+        Deadline::expired(self, now)
+    }
+}
+
+/// Run a deadline scenario against the core: the budget starts at the first step's time.
 pub fn run(sc: &Scenario) -> Result<(), StepError> {
+    run_with(sc, Deadline::new)
+}
+
+/// Run a deadline scenario against the driver `start(total_ns, now)` returns at the
+/// first step.
+pub fn run_with<D: DeadlineDriver>(
+    sc: &Scenario,
+    mut start: impl FnMut(u64, u64) -> D,
+) -> Result<(), StepError> {
     let cfg = Fields::new(&sc.config, "deadline");
     let total = cfg
         .f64("total_ms")
@@ -13,10 +45,10 @@ pub fn run(sc: &Scenario) -> Result<(), StepError> {
         .flatten()
         .ok_or_else(|| StepError::malformed(0, "deadline needs `total_ms`"))?;
     let mut clock = StepClock::default();
-    let mut deadline: Option<Deadline> = None;
+    let mut deadline: Option<D> = None;
     for (i, step) in sc.steps.iter().enumerate() {
         let now = clock.advance(i, step)?;
-        let d = *deadline.get_or_insert_with(|| Deadline::new(ms_to_ns(total), now));
+        let d = deadline.get_or_insert_with(|| start(ms_to_ns(total), now));
         let f = Fields::new(step, "step");
         let bad = |m: String| StepError::malformed(i, m);
         f.only(&[

@@ -1,0 +1,278 @@
+//! The exported C functions and types (`include/seawall.h` is generated from this
+//! module by cbindgen).
+//!
+//! Every exported function runs its body inside [`guard`]: a Rust panic never
+//! crosses into C, it becomes [`seawall_status::Panic`]. Every pointer argument is
+//! checked for NULL. A failing call stores a human-readable reason that
+//! `seawall_last_error_message()` returns on the same thread.
+
+pub mod breaker;
+pub mod common;
+pub mod deadline;
+
+use core::fmt::Display;
+use core::ptr::NonNull;
+use std::cell::RefCell;
+use std::ffi::{CStr, CString, c_char};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use seawall_core::ConfigError;
+
+use crate::shared::RegionError;
+
+/// What every fallible function returns. The values are part of the ABI: they
+/// never change and are never reused; new codes are appended.
+#[allow(non_camel_case_types, reason = "C type name")]
+#[repr(i32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum seawall_status {
+    /// Success.
+    Ok = 0,
+    /// A required pointer argument was NULL (the message names it).
+    NullArgument = 1,
+    /// A configuration value is invalid (the message names the field).
+    InvalidConfig = 2,
+    /// Not an error: the breaker refused the call (see `seawall_rejection`).
+    Rejected = 3,
+    /// The permit was recorded already (or was not issued by this breaker).
+    PermitAlreadyUsed = 4,
+    /// Header and library, or a shared region and this library, disagree on the
+    /// ABI version or on a structure's layout.
+    AbiMismatch = 5,
+    /// The OS refused a file or mapping operation (the message has its reason).
+    IoError = 6,
+    /// An internal error was caught at the boundary; nothing was changed halfway
+    /// (please report it).
+    Panic = 7,
+    /// An argument other than a configuration is invalid: an unknown outcome, a
+    /// bad region name, an altered or foreign permit, a deadline ending before it
+    /// starts.
+    InvalidArgument = 8,
+    /// The shared region exists with another configuration or window kind.
+    ConfigMismatch = 9,
+    /// Caller memory for a region is too small or misaligned.
+    BadRegion = 10,
+    /// The memory holds no initialised seawall region.
+    NotARegion = 11,
+    /// Another process created the shared region but did not finish in time.
+    Timeout = 12,
+    /// This machine has no native lock-free 64/128-bit atomics, so nothing can
+    /// be shared between processes.
+    NotLockFree = 13,
+    /// All `SEAWALL_BREAKER_MAX_PERMITS` permits of the breaker are outstanding;
+    /// the admission was given back as ignored.
+    PermitsExhausted = 14,
+}
+
+impl seawall_status {
+    /// The C name of the code.
+    #[must_use]
+    pub const fn c_name(self) -> &'static CStr {
+        match self {
+            Self::Ok => c"SEAWALL_STATUS_OK",
+            Self::NullArgument => c"SEAWALL_STATUS_NULL_ARGUMENT",
+            Self::InvalidConfig => c"SEAWALL_STATUS_INVALID_CONFIG",
+            Self::Rejected => c"SEAWALL_STATUS_REJECTED",
+            Self::PermitAlreadyUsed => c"SEAWALL_STATUS_PERMIT_ALREADY_USED",
+            Self::AbiMismatch => c"SEAWALL_STATUS_ABI_MISMATCH",
+            Self::IoError => c"SEAWALL_STATUS_IO_ERROR",
+            Self::Panic => c"SEAWALL_STATUS_PANIC",
+            Self::InvalidArgument => c"SEAWALL_STATUS_INVALID_ARGUMENT",
+            Self::ConfigMismatch => c"SEAWALL_STATUS_CONFIG_MISMATCH",
+            Self::BadRegion => c"SEAWALL_STATUS_BAD_REGION",
+            Self::NotARegion => c"SEAWALL_STATUS_NOT_A_REGION",
+            Self::Timeout => c"SEAWALL_STATUS_TIMEOUT",
+            Self::NotLockFree => c"SEAWALL_STATUS_NOT_LOCK_FREE",
+            Self::PermitsExhausted => c"SEAWALL_STATUS_PERMITS_EXHAUSTED",
+        }
+    }
+
+    /// Every code, in value order.
+    pub(crate) const ALL: [Self; 15] = [
+        Self::Ok,
+        Self::NullArgument,
+        Self::InvalidConfig,
+        Self::Rejected,
+        Self::PermitAlreadyUsed,
+        Self::AbiMismatch,
+        Self::IoError,
+        Self::Panic,
+        Self::InvalidArgument,
+        Self::ConfigMismatch,
+        Self::BadRegion,
+        Self::NotARegion,
+        Self::Timeout,
+        Self::NotLockFree,
+        Self::PermitsExhausted,
+    ];
+}
+
+/// A failed call: the status to return and the message to keep.
+#[derive(Debug)]
+pub(crate) struct Failure {
+    pub(crate) status: seawall_status,
+    pub(crate) message: String,
+}
+
+impl Failure {
+    pub(crate) fn new(status: seawall_status, message: impl Display) -> Self {
+        Self {
+            status,
+            message: message.to_string(),
+        }
+    }
+
+    pub(crate) fn null(argument: &str) -> Self {
+        Self::new(
+            seawall_status::NullArgument,
+            format_args!("{argument} is NULL"),
+        )
+    }
+}
+
+impl From<ConfigError> for Failure {
+    fn from(e: ConfigError) -> Self {
+        Self::new(seawall_status::InvalidConfig, e)
+    }
+}
+
+impl From<RegionError> for Failure {
+    fn from(e: RegionError) -> Self {
+        use seawall_status as S;
+        let status = match &e {
+            RegionError::Config(_) => S::InvalidConfig,
+            RegionError::BadName(_) => S::InvalidArgument,
+            RegionError::Io { .. } => S::IoError,
+            RegionError::NotLockFree => S::NotLockFree,
+            RegionError::Misaligned { .. } | RegionError::TooSmall { .. } => S::BadRegion,
+            RegionError::NotARegion(_) => S::NotARegion,
+            RegionError::AbiMismatch(_) => S::AbiMismatch,
+            RegionError::LayoutMismatch { .. } | RegionError::ConfigMismatch { .. } => {
+                S::ConfigMismatch
+            }
+            RegionError::Timeout { .. } => S::Timeout,
+        };
+        Self::new(status, e)
+    }
+}
+
+/// The result of a body: the status to return (OK or REJECTED), or a failure.
+pub(crate) type Outcome = Result<seawall_status, Failure>;
+
+thread_local! {
+    static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
+}
+
+pub(crate) fn set_last_error(message: &str) {
+    let c = CString::new(message.replace('\0', "\\0")).unwrap_or_default();
+    // During thread teardown the slot may be gone: then there is no one to tell.
+    let _ = LAST_ERROR.try_with(|e| *e.borrow_mut() = c);
+}
+
+pub(crate) fn last_error_ptr() -> *const c_char {
+    LAST_ERROR
+        .try_with(|e| e.borrow().as_ptr())
+        .unwrap_or(c"".as_ptr())
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    let what = payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("unknown panic");
+    format!("internal error (panic caught at the C boundary): {what}")
+}
+
+/// Run an exported function's body: failures set the last error message, and a
+/// panic becomes [`seawall_status::Panic`] instead of unwinding into C.
+pub(crate) fn guard(body: impl FnOnce() -> Outcome) -> seawall_status {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(status)) => status,
+        Ok(Err(f)) => {
+            set_last_error(&f.message);
+            f.status
+        }
+        Err(payload) => {
+            set_last_error(&panic_message(payload.as_ref()));
+            seawall_status::Panic
+        }
+    }
+}
+
+/// [`guard`] for functions that return a value instead of a status: a panic
+/// returns `fallback` (and sets the last error message).
+pub(crate) fn guard_value<R>(fallback: R, body: impl FnOnce() -> R) -> R {
+    catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|payload| {
+        set_last_error(&panic_message(payload.as_ref()));
+        fallback
+    })
+}
+
+/// Borrow a pointer argument, or fail naming it when NULL.
+///
+/// # Safety
+/// `p` is NULL or valid for reads of a `T` for `'a`.
+pub(crate) unsafe fn arg<'a, T>(p: *const T, name: &str) -> Result<&'a T, Failure> {
+    // SAFETY: the caller's promise.
+    unsafe { p.as_ref() }.ok_or_else(|| Failure::null(name))
+}
+
+/// Check an output pointer argument for NULL.
+pub(crate) fn out<T>(p: *mut T, name: &str) -> Result<NonNull<T>, Failure> {
+    NonNull::new(p).ok_or_else(|| Failure::null(name))
+}
+
+/// Store a result through a checked output pointer.
+///
+/// # Safety
+/// `p` is valid for writes of a `T` (the C caller's promise).
+pub(crate) unsafe fn put<T>(p: NonNull<T>, value: T) {
+    // SAFETY: the caller's promise; `write` does not read or drop the old value.
+    unsafe { p.as_ptr().write(value) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::CStr;
+
+    fn last_error() -> String {
+        // SAFETY: a NUL-terminated string kept alive by this thread's slot.
+        unsafe { CStr::from_ptr(last_error_ptr()) }
+            .to_str()
+            .unwrap()
+            .to_owned()
+    }
+
+    #[test]
+    fn a_panic_becomes_a_status_and_a_message() {
+        let s = guard(|| panic!("boom {}", 42));
+        assert_eq!(s, seawall_status::Panic);
+        assert_eq!(
+            last_error(),
+            "internal error (panic caught at the C boundary): boom 42"
+        );
+        let v = guard_value(7u32, || panic!("static message"));
+        assert_eq!(v, 7);
+        assert_eq!(
+            last_error(),
+            "internal error (panic caught at the C boundary): static message"
+        );
+    }
+
+    #[test]
+    fn failures_set_the_message_and_successes_leave_it() {
+        let s = guard(|| Err(Failure::null("thing")));
+        assert_eq!(s, seawall_status::NullArgument);
+        assert_eq!(last_error(), "thing is NULL");
+        assert_eq!(
+            guard(|| Ok(seawall_status::Rejected)),
+            seawall_status::Rejected
+        );
+        assert_eq!(last_error(), "thing is NULL");
+        // An interior NUL cannot end the C string early.
+        let _ = guard(|| Err(Failure::new(seawall_status::InvalidArgument, "a\0b")));
+        assert_eq!(last_error(), "a\\0b");
+    }
+}

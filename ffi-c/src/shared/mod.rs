@@ -1,0 +1,712 @@
+//! One core structure shared by every process of a host (DESIGN §8).
+//!
+//! A [`SharedRegion<T>`] is a [`Header`](header) followed by a `T`, either in a
+//! named file under `/dev/shm` ([`SharedRegion::open`]) or in memory the caller
+//! brings ([`SharedRegion::init_in`], [`SharedRegion::attach`]). Any
+//! [`Shareable`] core structure can live in one; the breaker of this crate is
+//! one, and the semaphore, retry budget and throttle plug in the same way:
+//!
+//! ```text
+//! // SAFETY: RetryBudget<10> is repr(C), pointer-free, and only atomics change after new().
+//! unsafe impl Shareable for RetryBudget<10> {
+//!     const FAMILY: &'static str = "retry-budget";
+//!     const LAYOUT_ID: u32 = 0x0301;
+//!     const DESCRIPTION: &'static str = "retry budget (10 buckets)";
+//!     type Config = RetryBudgetConfig;
+//!     fn fingerprint(c: &RetryBudgetConfig) -> u64 {
+//!         fingerprint(&[c.ttl_ns, c.min_retries_per_sec.ppm(), c.percent_can_retry.ppm()])
+//!     }
+//!     fn init(slot: &mut MaybeUninit<Self>, c: &RetryBudgetConfig) -> Result<(), ConfigError> {
+//!         slot.write(RetryBudget::new(*c)?);
+//!         Ok(())
+//!     }
+//! }
+//! let budget = SharedRegion::<RetryBudget<10>>::open("payments", &cfg, &OpenOptions::default())?;
+//! ```
+//!
+//! # Creating and attaching (the init race)
+//! `open` tries to create the file with `O_CREAT | O_EXCL`: exactly one process
+//! wins and becomes the creator. It sizes the file, builds `T` in place, writes
+//! the header fields and finally stores `state = READY` (release). Every other
+//! process opens the existing file, waits (bounded by
+//! [`OpenOptions::init_timeout`]) for the file to get its size and for
+//! `state == READY` (acquire), then checks magic, ABI version, layout, checksum and
+//! configuration fingerprint, and attaches without writing anything: attaching
+//! never changes the structure's state. A creator that dies before `READY` leaves a
+//! region nobody can attach to; the others time out with an error that says so,
+//! and [`unlink`] removes it.
+//!
+//! Only native lock-free atomics may be shared: `portable-atomic` falls back to
+//! locks that live in one process's memory where the CPU lacks 64- or 128-bit
+//! atomics, so every entry point refuses such machines
+//! ([`RegionError::NotLockFree`]).
+
+pub mod fingerprint;
+pub mod header;
+
+use core::fmt;
+use core::mem::{MaybeUninit, align_of, size_of};
+use core::ops::Deref;
+use core::ptr::NonNull;
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use seawall_core::ConfigError;
+
+use self::header::{Fields, Header, MAGIC};
+use crate::ABI_VERSION;
+
+/// A core structure that can live in memory shared by processes.
+///
+/// # Safety
+/// The implementor promises that `Self` is `#[repr(C)]`, fixed-size, holds no
+/// pointers, references or handles (nothing that means something only in one
+/// process), needs no `Drop`, and that after [`init`](Self::init) its plain
+/// (non-atomic) fields are never written again: every later change goes through
+/// atomics. Then any number of processes may hold `&Self` to the same bytes.
+pub unsafe trait Shareable: Sync + Sized {
+    /// File-name family: a region named `n` is the file `/dev/shm/seawall-<FAMILY>-<n>`,
+    /// so a breaker and a semaphore may both be called `payments`.
+    const FAMILY: &'static str;
+    /// Identifies this exact structure in the header. Unique across every
+    /// `Shareable` type: `0x01xx` breakers, `0x02xx` semaphores, `0x03xx` retry
+    /// budget and throttle, `0x04xx` health.
+    const LAYOUT_ID: u32;
+    /// What the structure is, for error messages ("count-window breaker").
+    const DESCRIPTION: &'static str;
+    /// What it is built from.
+    type Config;
+    /// A stable fingerprint of everything in `config` that every sharer must agree
+    /// on (see [`fingerprint::fingerprint`]). Leave out values that may differ
+    /// harmlessly between processes, such as a jitter seed each process draws.
+    fn fingerprint(config: &Self::Config) -> u64;
+    /// Check `config` and write a new structure into `slot`, or name the bad field.
+    fn init(slot: &mut MaybeUninit<Self>, config: &Self::Config) -> Result<(), ConfigError>;
+}
+
+/// A `T` on the heap, built in place (no large temporary on the stack).
+pub fn boxed<T: Shareable>(config: &T::Config) -> Result<Box<T>, ConfigError> {
+    let mut b = Box::<T>::new_uninit();
+    T::init(&mut b, config)?;
+    // SAFETY: `init` returned Ok, so it wrote a complete `T` into the slot.
+    Ok(unsafe { b.assume_init() })
+}
+
+/// Whether this machine has native lock-free 32-, 64- and 128-bit atomics, the
+/// only ones that work between processes.
+#[must_use]
+pub fn native_atomics() -> bool {
+    portable_atomic::AtomicU32::is_lock_free()
+        && portable_atomic::AtomicU64::is_lock_free()
+        && portable_atomic::AtomicU128::is_lock_free()
+}
+
+/// Where named regions live.
+pub const SHM_DIR: &str = "/dev/shm";
+
+/// Longest region name accepted.
+pub const MAX_NAME_LEN: usize = 200;
+
+/// How to open a named region.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpenOptions {
+    /// How long to wait for another process that is creating the region to finish
+    /// (default 2 s).
+    pub init_timeout: Duration,
+    /// Permission bits of a file this call creates (default `0o600`: the user's
+    /// own processes only), less the umask.
+    pub mode: u32,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        Self {
+            init_timeout: Duration::from_secs(2),
+            mode: 0o600,
+        }
+    }
+}
+
+/// Why a region could not be opened, created or attached.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum RegionError {
+    /// The configuration is invalid (nothing was created).
+    Config(ConfigError),
+    /// The name is not 1–200 characters of `A–Z a–z 0–9 . _ -` (not starting with `.`).
+    BadName(String),
+    /// The file could not be created, opened, sized or mapped.
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What the OS said.
+        source: io::Error,
+    },
+    /// This machine lacks native lock-free 64- or 128-bit atomics.
+    NotLockFree,
+    /// Caller memory not aligned to [`SharedRegion::ALIGN`].
+    Misaligned {
+        /// Address given.
+        address: usize,
+        /// Alignment needed.
+        align: usize,
+    },
+    /// Caller memory or file shorter than the region.
+    TooSmall {
+        /// Bytes given.
+        len: usize,
+        /// Bytes needed.
+        need: usize,
+    },
+    /// No initialised seawall region there (bad magic or checksum, never published).
+    NotARegion(String),
+    /// Made by a seawall with another ABI version, or a layout this build does not
+    /// share.
+    AbiMismatch(String),
+    /// It holds another kind of structure (e.g. a count-window breaker where a
+    /// time-window one was asked for).
+    LayoutMismatch {
+        /// Layout id found in the header.
+        found: u32,
+        /// What this call expected.
+        expected: &'static str,
+    },
+    /// It holds the same structure with another configuration.
+    ConfigMismatch {
+        /// Fingerprint in the region.
+        found: u64,
+        /// Fingerprint of the configuration given.
+        expected: u64,
+    },
+    /// Another process created the file but did not finish building it in time.
+    Timeout {
+        /// The file.
+        path: PathBuf,
+        /// How long this call waited.
+        waited: Duration,
+    },
+}
+
+impl fmt::Display for RegionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Config(e) => write!(f, "{e}"),
+            Self::BadName(n) => write!(
+                f,
+                "invalid region name {n:?}: use 1 to {MAX_NAME_LEN} characters of A-Z a-z 0-9 . _ - (not starting with '.')"
+            ),
+            Self::Io { path, source } => write!(f, "{}: {source}", path.display()),
+            Self::NotLockFree => f.write_str(
+                "this machine has no native lock-free 64/128-bit atomics: structures cannot be shared between processes here",
+            ),
+            Self::Misaligned { address, align } => write!(
+                f,
+                "region memory at {address:#x} is not aligned to {align} bytes"
+            ),
+            Self::TooSmall { len, need } => {
+                write!(f, "region memory is {len} bytes, needs at least {need}")
+            }
+            Self::NotARegion(why) => write!(f, "no initialised seawall region: {why}"),
+            Self::AbiMismatch(why) => write!(f, "ABI mismatch: {why}"),
+            Self::LayoutMismatch { found, expected } => write!(
+                f,
+                "region holds structure layout {found:#06x}, not a {expected}"
+            ),
+            Self::ConfigMismatch { found, expected } => write!(
+                f,
+                "region was created with another configuration (fingerprint {found:#018x}, this one {expected:#018x})"
+            ),
+            Self::Timeout { path, waited } => write!(
+                f,
+                "{} was not initialised within {} ms; if the process that created it died, remove it and retry",
+                path.display(),
+                waited.as_millis()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for RegionError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Io { source, .. } => Some(source),
+            Self::Config(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<ConfigError> for RegionError {
+    fn from(e: ConfigError) -> Self {
+        Self::Config(e)
+    }
+}
+
+/// Check a region name and return its file under [`SHM_DIR`].
+pub fn region_path(family: &str, name: &str) -> Result<PathBuf, RegionError> {
+    let ok = !name.is_empty()
+        && name.len() <= MAX_NAME_LEN
+        && !name.starts_with('.')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
+    if !ok {
+        return Err(RegionError::BadName(name.to_owned()));
+    }
+    Ok(Path::new(SHM_DIR).join(format!("seawall-{family}-{name}")))
+}
+
+/// Remove the named region of `T`'s family (like `rm -f`: a missing file is fine).
+/// Processes attached to it keep their mapping; the next `open` creates a new one.
+pub fn unlink<T: Shareable>(name: &str) -> Result<(), RegionError> {
+    let path = region_path(T::FAMILY, name)?;
+    match std::fs::remove_file(&path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(source) => Err(RegionError::Io { path, source }),
+    }
+}
+
+/// A `T` in memory shared between processes: derefs to `&T`.
+pub struct SharedRegion<T: Shareable> {
+    value: NonNull<T>,
+    created: bool,
+    // Keeps the mapping alive (unmapped on drop); `None` for caller memory.
+    _map: Option<memmap2::MmapRaw>,
+}
+
+// SAFETY: `T: Sync` and `Shareable` promise every change after init is atomic, so
+// `&T` may be used from any thread; the mapping itself is owned by this value.
+unsafe impl<T: Shareable> Send for SharedRegion<T> {}
+// SAFETY: as above; `SharedRegion` only hands out `&T`.
+unsafe impl<T: Shareable> Sync for SharedRegion<T> {}
+
+impl<T: Shareable> Deref for SharedRegion<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        // SAFETY: `value` points to a published `T` that lives as long as `self`
+        // (the mapping is owned by `self`; caller memory is promised by `init_in` /
+        // `attach`).
+        unsafe { self.value.as_ref() }
+    }
+}
+
+impl<T: Shareable> fmt::Debug for SharedRegion<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SharedRegion")
+            .field("structure", &T::DESCRIPTION)
+            .field("created", &self.created)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Every outcome of one attempt to open the file.
+enum Attempt<R> {
+    Done(R),
+    /// The file vanished between our `O_EXCL` create and our open: try again.
+    Vanished,
+}
+
+impl<T: Shareable> SharedRegion<T> {
+    /// Offset of the structure from the start of the region.
+    pub const VALUE_OFFSET: usize = size_of::<Header>().next_multiple_of(align_of::<T>());
+    /// Bytes a region of `T` needs.
+    pub const SIZE: usize = Self::VALUE_OFFSET + size_of::<T>();
+    /// Alignment a region of `T` needs.
+    pub const ALIGN: usize = if align_of::<T>() > align_of::<Header>() {
+        align_of::<T>()
+    } else {
+        align_of::<Header>()
+    };
+
+    const NO_DROP: () = assert!(
+        !core::mem::needs_drop::<T>(),
+        "a shared structure must not need Drop"
+    );
+
+    /// Whether this handle created (and initialised) the region.
+    #[must_use]
+    pub fn created(&self) -> bool {
+        self.created
+    }
+
+    /// Create or attach the region `name` of `T`'s family under `/dev/shm`.
+    /// See the module docs for the protocol.
+    pub fn open(
+        name: &str,
+        config: &T::Config,
+        options: &OpenOptions,
+    ) -> Result<Self, RegionError> {
+        Self::open_path(&region_path(T::FAMILY, name)?, config, options)
+    }
+
+    /// [`open`](Self::open) at an explicit path (any file system that supports
+    /// shared mappings).
+    pub fn open_path(
+        path: &Path,
+        config: &T::Config,
+        options: &OpenOptions,
+    ) -> Result<Self, RegionError> {
+        let () = Self::NO_DROP;
+        if !native_atomics() {
+            return Err(RegionError::NotLockFree);
+        }
+        // Refuse a bad configuration before touching the file system.
+        drop(boxed::<T>(config)?);
+        let expected = T::fingerprint(config);
+        let started = Instant::now();
+        let deadline = started + options.init_timeout;
+        loop {
+            let created = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .mode(options.mode)
+                .open(path);
+            let attempt = match created {
+                Ok(file) => Attempt::Done(Self::create(path, &file, config, expected)),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                    Self::attach_file(path, expected, started, deadline)
+                }
+                Err(source) => Attempt::Done(Err(io_error(path, source))),
+            };
+            match attempt {
+                Attempt::Done(r) => return r,
+                Attempt::Vanished if Instant::now() < deadline => {}
+                Attempt::Vanished => {
+                    return Err(RegionError::Timeout {
+                        path: path.to_owned(),
+                        waited: started.elapsed(),
+                    });
+                }
+            }
+        }
+    }
+
+    /// We won the `O_EXCL` race: size, map, build, publish.
+    fn create(
+        path: &Path,
+        file: &File,
+        config: &T::Config,
+        fingerprint: u64,
+    ) -> Result<Self, RegionError> {
+        let built = (|| {
+            file.set_len(Self::SIZE as u64)?;
+            memmap2::MmapOptions::new().len(Self::SIZE).map_raw(file)
+        })();
+        let map = match built {
+            Ok(map) => map,
+            Err(source) => {
+                let _ = std::fs::remove_file(path);
+                return Err(io_error(path, source));
+            }
+        };
+        let base = NonNull::new(map.as_mut_ptr()).expect("mmap never returns NULL");
+        // SAFETY: the mapping is `SIZE` bytes, page-aligned (≥ ALIGN), zero-filled
+        // by the kernel (a valid, not-ready header), and no other process reads the
+        // structure before we publish it.
+        if let Err(e) = unsafe { Self::build_at(base, config, fingerprint) } {
+            let _ = std::fs::remove_file(path);
+            return Err(e.into());
+        }
+        Ok(Self {
+            value: base_value(base),
+            created: true,
+            _map: Some(map),
+        })
+    }
+
+    /// Someone else created the file: wait until it is published, then check it.
+    fn attach_file(
+        path: &Path,
+        expected: u64,
+        started: Instant,
+        deadline: Instant,
+    ) -> Attempt<Result<Self, RegionError>> {
+        let file = match std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+        {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Attempt::Vanished,
+            Err(source) => return Attempt::Done(Err(io_error(path, source))),
+        };
+        let timeout = || RegionError::Timeout {
+            path: path.to_owned(),
+            waited: started.elapsed(),
+        };
+        // The creator sizes the file in one `ftruncate` right after creating it.
+        let len = wait_for(deadline, || match file.metadata() {
+            Ok(m) if m.len() > 0 => Some(Ok(m.len())),
+            Ok(_) => None,
+            Err(e) => Some(Err(e)),
+        });
+        let len = match len {
+            Some(Ok(len)) => usize::try_from(len).unwrap_or(usize::MAX),
+            Some(Err(source)) => return Attempt::Done(Err(io_error(path, source))),
+            None => return Attempt::Done(Err(timeout())),
+        };
+        if len < size_of::<Header>() {
+            return Attempt::Done(Err(RegionError::NotARegion(format!(
+                "{} is {len} bytes, shorter than a header",
+                path.display()
+            ))));
+        }
+        let map = match memmap2::MmapOptions::new().len(len).map_raw(&file) {
+            Ok(m) => m,
+            Err(source) => return Attempt::Done(Err(io_error(path, source))),
+        };
+        let base = NonNull::new(map.as_mut_ptr()).expect("mmap never returns NULL");
+        // SAFETY: the mapping is at least a header long and page-aligned; every
+        // header field is an atomic, so reading it while the creator writes is fine.
+        let header = unsafe { base.cast::<Header>().as_ref() };
+        if wait_for(deadline, || header.is_ready().then_some(())).is_none() {
+            return Attempt::Done(Err(timeout()));
+        }
+        // SAFETY: `base` maps `len` bytes, page-aligned, published (ready) above.
+        let checked = unsafe { Self::check(base, len, Some(expected)) };
+        Attempt::Done(checked.map(|value| Self {
+            value,
+            created: false,
+            _map: Some(map),
+        }))
+    }
+
+    /// Build a new region in memory the caller brings: `len` bytes at `mem`,
+    /// aligned to [`ALIGN`](Self::ALIGN), at least [`SIZE`](Self::SIZE) long.
+    /// Whatever was there is overwritten.
+    ///
+    /// # Safety
+    /// `mem` must be valid for reads and writes of `len` bytes for as long as the
+    /// returned value (and every region attached to the same memory) lives, and no
+    /// other thread or process may use that memory until this returns.
+    pub unsafe fn init_in(
+        mem: NonNull<u8>,
+        len: usize,
+        config: &T::Config,
+    ) -> Result<Self, RegionError> {
+        let () = Self::NO_DROP;
+        Self::check_memory(mem, len, Self::SIZE)?;
+        if !native_atomics() {
+            return Err(RegionError::NotLockFree);
+        }
+        drop(boxed::<T>(config)?);
+        // SAFETY: the memory is ours alone (caller's promise); a fresh header makes
+        // it valid, not-ready header memory before `build_at` uses its atomics.
+        unsafe { mem.cast::<Header>().write(Header::empty()) };
+        // SAFETY: size and alignment checked above; exclusive per the caller.
+        unsafe { Self::build_at(mem, config, T::fingerprint(config)) }?;
+        Ok(Self {
+            value: base_value(mem),
+            created: true,
+            _map: None,
+        })
+    }
+
+    /// Attach to a region that [`init_in`](Self::init_in) built in caller memory
+    /// (in this process or another one mapping the same memory). Changes nothing.
+    ///
+    /// # Safety
+    /// `mem` must be valid for reads and writes of `len` bytes for as long as the
+    /// returned value lives, and must either hold a region published by
+    /// `init_in` or anything else whose header then fails the checks (magic,
+    /// state, ABI, layout, checksum). Memory with a valid-looking header over a
+    /// structure seawall did not build is undefined behaviour.
+    pub unsafe fn attach(mem: NonNull<u8>, len: usize) -> Result<Self, RegionError> {
+        // The header says which structure follows; its size is checked after that.
+        Self::check_memory(mem, len, size_of::<Header>())?;
+        if !native_atomics() {
+            return Err(RegionError::NotLockFree);
+        }
+        // SAFETY: at least a header long and aligned (checked); the caller promises
+        // it is valid memory; every header field is an atomic.
+        let header = unsafe { mem.cast::<Header>().as_ref() };
+        if !header.is_ready() {
+            return Err(RegionError::NotARegion(
+                "never published (initialise it with init_in first)".into(),
+            ));
+        }
+        // SAFETY: as above, and the header is published.
+        let value = unsafe { Self::check(mem, len, None) }?;
+        Ok(Self {
+            value,
+            created: false,
+            _map: None,
+        })
+    }
+
+    /// The fingerprint of the configuration the region was built with.
+    #[must_use]
+    pub fn fingerprint(&self) -> u64 {
+        self.header().read().0.fingerprint
+    }
+
+    fn header(&self) -> &Header {
+        // SAFETY: the header sits `VALUE_OFFSET` bytes before the value, at the
+        // region's (aligned) start, in the same live region; its fields are atomics.
+        unsafe {
+            self.value
+                .byte_sub(Self::VALUE_OFFSET)
+                .cast::<Header>()
+                .as_ref()
+        }
+    }
+
+    fn check_memory(mem: NonNull<u8>, len: usize, need: usize) -> Result<(), RegionError> {
+        let address = mem.as_ptr() as usize;
+        if !address.is_multiple_of(Self::ALIGN) {
+            return Err(RegionError::Misaligned {
+                address,
+                align: Self::ALIGN,
+            });
+        }
+        if len < need {
+            return Err(RegionError::TooSmall { len, need });
+        }
+        Ok(())
+    }
+
+    /// Build `T` and publish the header.
+    ///
+    /// # Safety
+    /// `base` is valid for `SIZE` bytes, aligned to `ALIGN`, holds a not-ready
+    /// header, and nobody reads the value part before the header is published.
+    unsafe fn build_at(
+        base: NonNull<u8>,
+        config: &T::Config,
+        fingerprint: u64,
+    ) -> Result<(), ConfigError> {
+        // SAFETY: within the region and aligned for `T` (VALUE_OFFSET is a multiple
+        // of align_of::<T>() and `base` is ALIGN-aligned); not shared yet.
+        let slot = unsafe { base_value::<T>(base).cast::<MaybeUninit<T>>().as_mut() };
+        T::init(slot, config)?;
+        // SAFETY: `base` holds a header (caller's promise); its fields are atomics.
+        let header = unsafe { base.cast::<Header>().as_ref() };
+        header.publish(&Self::fields(fingerprint));
+        Ok(())
+    }
+
+    fn fields(fingerprint: u64) -> Fields {
+        Fields {
+            magic: MAGIC,
+            abi_version: ABI_VERSION,
+            layout_id: T::LAYOUT_ID,
+            header_size: size_of::<Header>() as u32,
+            value_offset: Self::VALUE_OFFSET as u64,
+            value_size: size_of::<T>() as u64,
+            value_align: align_of::<T>() as u64,
+            fingerprint,
+            creator_pid: std::process::id(),
+        }
+    }
+
+    /// Validate a published header and return the structure.
+    ///
+    /// # Safety
+    /// `base` is valid for `len ≥ size_of::<Header>()` bytes, aligned to `ALIGN`,
+    /// and its header is published (`is_ready`).
+    unsafe fn check(
+        base: NonNull<u8>,
+        len: usize,
+        expected: Option<u64>,
+    ) -> Result<NonNull<T>, RegionError> {
+        // SAFETY: caller's promise; header fields are atomics.
+        let header = unsafe { base.cast::<Header>().as_ref() };
+        let (found, checksum) = header.read();
+        if found.magic != MAGIC {
+            return Err(RegionError::NotARegion("bad magic".into()));
+        }
+        if found.abi_version != ABI_VERSION {
+            return Err(RegionError::AbiMismatch(format!(
+                "region made by seawall ABI version {}, this library is ABI version {ABI_VERSION}",
+                found.abi_version
+            )));
+        }
+        if checksum != found.checksum() {
+            return Err(RegionError::NotARegion("header checksum mismatch".into()));
+        }
+        if found.layout_id != T::LAYOUT_ID {
+            return Err(RegionError::LayoutMismatch {
+                found: found.layout_id,
+                expected: T::DESCRIPTION,
+            });
+        }
+        let want = Self::fields(found.fingerprint);
+        if (
+            found.header_size,
+            found.value_offset,
+            found.value_size,
+            found.value_align,
+        ) != (
+            want.header_size,
+            want.value_offset,
+            want.value_size,
+            want.value_align,
+        ) {
+            return Err(RegionError::AbiMismatch(format!(
+                "{} laid out as {} bytes at offset {} (align {}), this build expects {} at {} (align {})",
+                T::DESCRIPTION,
+                found.value_size,
+                found.value_offset,
+                found.value_align,
+                want.value_size,
+                want.value_offset,
+                want.value_align
+            )));
+        }
+        if len < Self::SIZE {
+            return Err(RegionError::TooSmall {
+                len,
+                need: Self::SIZE,
+            });
+        }
+        if let Some(expected) = expected
+            && expected != found.fingerprint
+        {
+            return Err(RegionError::ConfigMismatch {
+                found: found.fingerprint,
+                expected,
+            });
+        }
+        Ok(base_value(base))
+    }
+}
+
+fn base_value<T: Shareable>(base: NonNull<u8>) -> NonNull<T> {
+    // Offset arithmetic only; every caller dereferences under its own SAFETY.
+    let offset = SharedRegion::<T>::VALUE_OFFSET;
+    NonNull::new(base.as_ptr().wrapping_add(offset))
+        .expect("a region never wraps the address space")
+        .cast()
+}
+
+fn io_error(path: &Path, source: io::Error) -> RegionError {
+    RegionError::Io {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+/// Poll `ready` until it yields or `deadline` passes: a few yields first (the
+/// creator needs microseconds), then 1 ms sleeps.
+fn wait_for<R>(deadline: Instant, mut ready: impl FnMut() -> Option<R>) -> Option<R> {
+    let mut spins = 0u32;
+    loop {
+        if let Some(r) = ready() {
+            return Some(r);
+        }
+        if Instant::now() >= deadline {
+            return None;
+        }
+        if spins < 64 {
+            spins += 1;
+            std::thread::yield_now();
+        } else {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+}

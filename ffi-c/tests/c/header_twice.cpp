@@ -1,0 +1,39 @@
+// The header compiles as C++11, included twice (include guards), and its
+// functions link with C linkage (extern "C").
+#include "seawall.h"
+#include "seawall.h"
+
+#include <cstdio>
+#include <cstring>
+
+int main() {
+  int passed = 0, failed = 0;
+  auto check = [&](bool ok, const char *what) {
+    if (ok) {
+      ++passed;
+    } else {
+      ++failed;
+      std::fprintf(stderr, "failed: %s\n", what);
+    }
+  };
+  seawall_breaker_config cfg = seawall_breaker_config_default();
+  cfg.window_kind = SEAWALL_WINDOW_COUNT;
+  cfg.window_size = 4;
+  cfg.minimum_calls = 4;
+  seawall_breaker *b = nullptr;
+  check(seawall_abi_check(SEAWALL_ABI_VERSION) == SEAWALL_STATUS_OK, "abi");
+  check(seawall_breaker_new(&cfg, &b) == SEAWALL_STATUS_OK, "new");
+  seawall_permit p{};
+  check(seawall_breaker_try_acquire(b, 1, &p, nullptr) == SEAWALL_STATUS_OK, "acquire");
+  check(seawall_breaker_record(b, p, SEAWALL_OUTCOME_SUCCESS, 0, 1) == SEAWALL_STATUS_OK,
+        "record");
+  check(seawall_breaker_record(b, p, SEAWALL_OUTCOME_SUCCESS, 0, 1) ==
+            SEAWALL_STATUS_PERMIT_ALREADY_USED,
+        "second use");
+  seawall_deadline d{};
+  check(seawall_deadline_start(10, 5, &d) == SEAWALL_STATUS_OK && d.end_ns == 15, "deadline");
+  check(std::strcmp(seawall_version(), SEAWALL_VERSION) == 0, "version");
+  seawall_breaker_free(b);
+  std::printf("cpp: %d passed, %d failed\n", passed, failed);
+  return failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# The C ABI tests: C programs (ffi-c/tests/c/*.c and the README quick start)
+# compiled with -std=c99 -Wall -Wextra -Werror -pedantic against libseawall.a and
+# libseawall.so, run natively and under valgrind; once more built with
+# -fsanitize=address,undefined; a C++11 program including the header twice; the
+# multi-process test on one shared breaker.
+#
+# Expects target/release/libseawall.{a,so} (scripts/test.sh builds them with
+# `cargo build --release --locked -p seawall-ffi`). Fails on the first failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+LIB=target/release
+OUT=target/c-tests
+SRC=ffi-c/tests/c
+CC=${CC:-cc}
+CXX=${CXX:-c++}
+CFLAGS=(-std=c99 -Wall -Wextra -Werror -pedantic -g -O1 -Iinclude -I"$SRC")
+STATIC=("$LIB/libseawall.a" -lpthread -ldl -lm)
+SHARED=(-L"$LIB" -lseawall -Wl,-rpath,"$PWD/$LIB")
+VALGRIND=(valgrind --quiet --error-exitcode=1 --leak-check=full
+  --errors-for-leak-kinds=definite,indirect --track-fds=no)
+
+for f in "$LIB/libseawall.a" "$LIB/libseawall.so"; do
+  [ -f "$f" ] || { echo "missing $f: build with cargo build --release --locked -p seawall-ffi" >&2; exit 1; }
+done
+mkdir -p "$OUT"
+
+# The README quick start, exactly as printed there.
+awk '/<!-- c-quickstart/ {f=1; next} f && /^```c/ {p=1; next} p && /^```/ {exit} p' \
+  README.md >"$OUT/quickstart.c"
+[ -s "$OUT/quickstart.c" ] || { echo "no quick start block found in README.md" >&2; exit 1; }
+
+step() { printf -- '--- %s\n' "$*"; }
+
+step "libseawall.so exports exactly the functions the header declares"
+diff <(nm -D --defined-only "$LIB/libseawall.so" | awk '{print $3}' | sort) \
+  <(grep -E '^[a-z].*[ *]seawall_[a-z_]+\(' include/seawall.h | grep -oE 'seawall_[a-z_]+\(' |
+    tr -d '(' | sort -u)
+
+declare -A source=([api]="$SRC/api.c" [multiprocess]="$SRC/multiprocess.c"
+  [quickstart]="$OUT/quickstart.c")
+for prog in api multiprocess quickstart; do
+  step "compile $prog (C99, static and shared)"
+  "$CC" "${CFLAGS[@]}" "${source[$prog]}" -o "$OUT/$prog-static" "${STATIC[@]}"
+  "$CC" "${CFLAGS[@]}" "${source[$prog]}" -o "$OUT/$prog-shared" "${SHARED[@]}"
+done
+step "compile header_twice.cpp (C++11)"
+"$CXX" -std=c++11 -Wall -Wextra -Werror -pedantic -Iinclude "$SRC/header_twice.cpp" \
+  -o "$OUT/cpp" "${SHARED[@]}"
+
+quickstart_says() { # the line the README promises
+  grep -qx 'call 60 rejected (open), retry in 30.0 s' "$1" ||
+    { echo "quick start printed:"; cat "$1"; return 1; }
+}
+
+for link in static shared; do
+  step "run ($link)"
+  "$OUT/api-$link"
+  "$OUT/multiprocess-$link" 6 200000
+  "$OUT/quickstart-$link" >"$OUT/quickstart.out"
+  quickstart_says "$OUT/quickstart.out"
+done
+"$OUT/cpp"
+
+if command -v valgrind >/dev/null; then
+  for link in static shared; do
+    step "valgrind ($link)"
+    "${VALGRIND[@]}" "$OUT/api-$link"
+    "${VALGRIND[@]}" "$OUT/multiprocess-$link" 4 2000
+    "${VALGRIND[@]}" "$OUT/quickstart-$link" >"$OUT/quickstart.out"
+    quickstart_says "$OUT/quickstart.out"
+  done
+  "${VALGRIND[@]}" "$OUT/cpp"
+else
+  printf '\n!!! valgrind is not installed: the valgrind runs are SKIPPED\n\n' >&2
+fi
+
+step "AddressSanitizer + UndefinedBehaviorSanitizer (static)"
+SAN=(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all)
+for prog in api multiprocess quickstart; do
+  "$CC" "${CFLAGS[@]}" "${SAN[@]}" "${source[$prog]}" -o "$OUT/$prog-asan" "${STATIC[@]}"
+done
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1
+"$OUT/api-asan"
+"$OUT/multiprocess-asan" 4 20000
+"$OUT/quickstart-asan" >"$OUT/quickstart.out"
+quickstart_says "$OUT/quickstart.out"
+echo "C ABI tests passed"
