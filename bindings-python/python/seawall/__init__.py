@@ -1,0 +1,80 @@
+"""seawall: circuit breaker, retry with budgets, bulkhead and deadlines, on a
+lock-free Rust core (``seawall._native``), for threads and asyncio; one breaker
+can be shared by every worker process of a host.
+
+Durations are ``float`` seconds; thresholds and shares are percentages
+``0..100``. See ``CircuitBreaker``, ``Retry``, ``Bulkhead``, ``timeout``,
+``Deadline``, ``fallback``, ``StaleCache`` and ``Policy`` / ``wrap``.
+"""
+
+from __future__ import annotations
+
+from . import _native
+from ._breaker import CircuitBreaker, CountWindow, Listener, Permit, State, TimeWindow
+from ._bulkhead import PRIORITIES, Bulkhead, BulkheadPermit, BulkheadTicket
+from ._deadline import Deadline, Timeout, current_deadline, timeout
+from ._errors import (
+    BulkheadFullError,
+    CircuitOpenError,
+    DeadlineExceededError,
+    PermitAlreadyUsedError,
+    SeawallConfigError,
+    SeawallError,
+    SharedRegionError,
+)
+from ._policy import Fallback, Policy, PolicyResult, StaleCache, fallback, wrap
+from ._retry import Attempt, Backoff, Retry, RetryBudget, RetryState, RetryThrottle
+
+Health = _native.Health
+monotonic = _native.monotonic
+
+__all__ = [
+    "Attempt",
+    "Backoff",
+    "Bulkhead",
+    "BulkheadFullError",
+    "BulkheadPermit",
+    "BulkheadTicket",
+    "CircuitBreaker",
+    "CircuitOpenError",
+    "CountWindow",
+    "Deadline",
+    "DeadlineExceededError",
+    "Fallback",
+    "Health",
+    "Listener",
+    "PRIORITIES",
+    "Permit",
+    "PermitAlreadyUsedError",
+    "Policy",
+    "PolicyResult",
+    "Retry",
+    "RetryBudget",
+    "RetryState",
+    "RetryThrottle",
+    "SeawallConfigError",
+    "SeawallError",
+    "SharedRegionError",
+    "StaleCache",
+    "State",
+    "TimeWindow",
+    "Timeout",
+    "current_deadline",
+    "fallback",
+    "monotonic",
+    "timeout",
+    "wrap",
+    "__version__",
+]
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("seawall")
+    except Exception:  # pragma: no cover - not installed as a distribution
+        return "0+unknown"
+
+
+__version__ = _version()

@@ -1,0 +1,398 @@
+"""The circuit breaker (DESIGN §3): :class:`CircuitBreaker`, its windows and
+states."""
+
+from __future__ import annotations
+
+import enum
+import functools
+import inspect
+import logging
+import weakref
+from dataclasses import dataclass
+from typing import (
+    Any,
+    AsyncGenerator,
+    Awaitable,
+    Callable,
+    Dict,
+    Generator,
+    Iterable,
+    Optional,
+    Tuple,
+    TypeVar,
+    Union,
+    cast,
+    overload,
+)
+
+from . import _native, _registry
+from ._classify import ExceptionSpec, classifier
+from ._stack import HeldStack
+
+__all__ = ["CircuitBreaker", "CountWindow", "TimeWindow", "State", "Permit", "Listener"]
+
+log = logging.getLogger("seawall")
+
+F = TypeVar("F", bound=Callable[..., Any])
+R = TypeVar("R")
+
+Permit = _native.Permit
+
+
+class State(str, enum.Enum):
+    """A breaker's state. Compares equal to its name: ``State.OPEN == "open"``."""
+
+    CLOSED = "closed"
+    OPEN = "open"
+    HALF_OPEN = "half_open"
+    FORCED_OPEN = "forced_open"
+    DISABLED = "disabled"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class CountWindow:
+    """A count-based sliding window: the last ``size`` outcomes exactly
+    (resilience4j ``COUNT_BASED``). ``1 <= size <= 1024``."""
+
+    size: int = 100
+
+
+@dataclass(frozen=True)
+class TimeWindow:
+    """A time-based sliding window of ``duration`` seconds in ``buckets`` buckets
+    (resilience4j ``TIME_BASED``): the current partial bucket plus the
+    ``buckets - 1`` before it. ``1 <= buckets <= 128``; a bucket is at least
+    1 ms wide."""
+
+    duration: float = 10.0
+    buckets: int = 10
+
+    @property
+    def bucket_width(self) -> float:
+        """Seconds per bucket."""
+        return self.duration / self.buckets if self.buckets > 0 else 0.0
+
+
+Listener = Callable[["CircuitBreaker", State, State], None]
+
+
+def _hook(ref: "weakref.ReferenceType[CircuitBreaker]") -> Callable[[str, str], None]:
+    # Holds the breaker weakly: the native core keeps the hook, and the breaker
+    # keeps the core.
+    def hook(old: str, new: str) -> None:
+        b = ref()
+        if b is not None:
+            b._dispatch(State(old), State(new))
+
+    return hook
+
+
+class CircuitBreaker:
+    """A circuit breaker over an exact sliding window (DESIGN §3): closed, open,
+    half-open, plus manual forced-open and disabled.
+
+    Rules: while *closed*, it opens once the window holds at least
+    ``min(minimum_calls, window size)`` calls and the failure rate reaches
+    ``failure_rate_threshold`` % (or the slow-call rate reaches
+    ``slow_call_rate_threshold`` %, a call being slow when it takes longer than
+    ``slow_call_duration`` seconds), or after ``consecutive_failures`` failures
+    in a row. While *open* it rejects with :class:`~seawall.CircuitOpenError`
+    (``retry_after`` in seconds) for ``open_duration`` seconds (times
+    ``open_backoff_multiplier`` per consecutive opening, capped at
+    ``max_open_duration``, ± ``open_jitter_factor``). Then *half-open* admits
+    ``half_open_max_calls`` probes at once: the first failed probe reopens,
+    ``half_open_success_threshold`` successes close; with ``half_open_max_wait``
+    seconds and no decision, the next call reopens. Outcomes of calls admitted
+    before a state change never decide anything (epoch-tagged permits).
+
+    Every duration is in seconds (``float``); thresholds are percentages
+    ``0..100``; ``None`` turns an optional rule off. Invalid values raise
+    :class:`~seawall.SeawallConfigError` naming the field.
+
+    Classification: every :class:`Exception` is a failure; the caller's own
+    cancellation (``asyncio.CancelledError``, ``KeyboardInterrupt``,
+    ``SystemExit``, ``GeneratorExit``) is ignored. ``record_on`` / ``ignore_on``
+    take exception types or predicates (``ignore_on`` wins; with ``record_on``,
+    an unmatched exception counts as a success, as in resilience4j). Your
+    exception always propagates unchanged.
+
+    ``shared="payments"`` puts the breaker in ``/dev/shm/seawall-breaker-payments``
+    so every process of the host that opens the same name (with the same
+    configuration) shares one breaker.
+
+    Use it as a decorator (sync, ``async def``, generators), as ``with
+    breaker:`` / ``async with breaker:``, or ``breaker.call(fn, *args)``.
+    """
+
+    def __init__(
+        self,
+        *,
+        failure_rate_threshold: Optional[float] = 50.0,
+        minimum_calls: int = 20,
+        window: Union[CountWindow, TimeWindow] = TimeWindow(10.0, buckets=10),
+        slow_call_duration: Optional[float] = None,
+        slow_call_rate_threshold: float = 100.0,
+        consecutive_failures: Optional[int] = None,
+        open_duration: float = 30.0,
+        open_backoff_multiplier: float = 1.0,
+        max_open_duration: Optional[float] = 300.0,
+        open_jitter_factor: float = 0.0,
+        half_open_max_calls: int = 1,
+        half_open_success_threshold: int = 1,
+        half_open_max_wait: Optional[float] = None,
+        name: Optional[str] = None,
+        record_on: Optional[ExceptionSpec] = None,
+        ignore_on: Optional[ExceptionSpec] = None,
+        listeners: Iterable[Listener] = (),
+        shared: Optional[str] = None,
+        clock: Optional[Callable[[], float]] = None,
+        jitter_seed: Optional[int] = None,
+    ) -> None:
+        if isinstance(window, CountWindow):
+            kind, size, width = "count", window.size, 0.0
+        elif isinstance(window, TimeWindow):
+            kind, size, width = "time", window.buckets, window.bucket_width
+        else:
+            raise TypeError(f"window must be a CountWindow or a TimeWindow, got {window!r}")
+        self._native = _native.Breaker(
+            window_kind=kind,
+            window_size=size,
+            bucket_width=width,
+            minimum_calls=minimum_calls,
+            failure_rate_threshold=failure_rate_threshold,
+            slow_call_rate_threshold=slow_call_rate_threshold,
+            slow_call_duration=slow_call_duration,
+            consecutive_failures=consecutive_failures,
+            open_duration=open_duration,
+            open_backoff_multiplier=open_backoff_multiplier,
+            max_open_duration=max_open_duration,
+            open_jitter_factor=open_jitter_factor,
+            half_open_max_calls=half_open_max_calls,
+            half_open_success_threshold=half_open_success_threshold,
+            half_open_max_wait=half_open_max_wait,
+            name=name if name is not None else shared,
+            shared=shared,
+            classifier=classifier(record_on, ignore_on),
+            clock=clock,
+            jitter_seed=jitter_seed,
+        )
+        self.window = window
+        self._listeners: Tuple[Listener, ...] = ()
+        self._held: HeldStack[Any] = HeldStack("breaker")
+        for listener in listeners:
+            self.add_listener(listener)
+        if self.name is not None:
+            _registry.register(self)
+
+    # -- state ---------------------------------------------------------------
+
+    @property
+    def name(self) -> Optional[str]:
+        """The breaker's name (the shared region's name if none was given)."""
+        return self._native.name
+
+    @property
+    def state(self) -> State:
+        """The current state (``open`` until a call moves it on to ``half_open``)."""
+        return State(self._native.state)
+
+    @property
+    def retry_after(self) -> Optional[float]:
+        """Seconds a rejection in ``open`` would report now, else ``None``."""
+        return self._native.retry_after
+
+    @property
+    def shared(self) -> bool:
+        """Whether the breaker lives in a region shared by processes."""
+        return self._native.shared
+
+    def metrics(self) -> Dict[str, Any]:
+        """A snapshot (reading changes nothing): ``state``, ``epoch``, ``window``
+        (``calls``, ``failures``, ``slow_calls``, ``slow_failures``),
+        ``failure_rate`` / ``slow_call_rate`` (% or ``None``),
+        ``consecutive_failures``, ``half_open_in_flight``,
+        ``half_open_successes``, ``openings``, ``retry_after`` (s),
+        ``permits_outstanding`` (shared only) and lifetime ``totals``
+        (``admitted``, ``rejected``, ``successes``, ``failures``, ``slow``,
+        ``ignored``, ``stale``, ``transitions``)."""
+        return cast(Dict[str, Any], self._native.metrics())
+
+    def force_open(self) -> None:
+        """Reject every call until :meth:`reset` (``forced_open``)."""
+        self._native.force_open()
+
+    def disable(self) -> None:
+        """Admit every call, counting outcomes in totals only, until :meth:`reset`."""
+        self._native.disable()
+
+    def reset(self) -> None:
+        """Back to ``closed`` with an empty window; outstanding permits become stale."""
+        self._native.reset()
+
+    def reclaim_abandoned(self) -> int:
+        """Shared breakers: give back, as ignored, the permits of processes that
+        no longer exist (a worker killed mid-call). Returns how many."""
+        return self._native.reclaim_abandoned()
+
+    @staticmethod
+    def unlink_shared(name: str) -> None:
+        """Remove the shared breaker region ``name`` (a missing one is fine)."""
+        _native.Breaker.unlink_shared(name)
+
+    # -- listeners -----------------------------------------------------------
+
+    def add_listener(self, listener: Listener) -> None:
+        """Call ``listener(breaker, old_state, new_state)`` on each transition
+        this process notices. Transitions are noticed after every operation
+        (and on :attr:`state`, :meth:`poll`), so changes made by other threads
+        or processes are reported too; several transitions between two looks
+        are reported as one. A listener that raises is logged, never re-raised."""
+        if not callable(listener):
+            raise TypeError(f"listener must be callable, got {listener!r}")
+        self._listeners = self._listeners + (listener,)
+        self._native.set_hook(_hook(weakref.ref(self)))
+
+    def remove_listener(self, listener: Listener) -> None:
+        self._listeners = tuple(x for x in self._listeners if x is not listener)
+        if not self._listeners:
+            self._native.set_hook(None)
+
+    def poll(self) -> None:
+        """Look for transitions now and report them to the listeners."""
+        self._native.poll()
+
+    def _dispatch(self, old: State, new: State) -> None:
+        for listener in self._listeners:
+            try:
+                listener(self, old, new)
+            except Exception:  # noqa: BLE001 - a listener must not break calls
+                log.exception("seawall: circuit breaker listener %r failed", listener)
+
+    # -- calls ---------------------------------------------------------------
+
+    def acquire(self) -> "_native.Permit":
+        """A permit for one call, or :class:`~seawall.CircuitOpenError`. Record
+        it once (``success()``, ``failure()``, ``ignore()``,
+        ``record_exception(exc)``); dropped unrecorded, it counts as ignored."""
+        return self._native.acquire()
+
+    def call(self, fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:
+        """``fn(*args, **kwargs)`` through the breaker. For an ``async def``
+        function this returns the coroutine to await."""
+        if inspect.iscoroutinefunction(fn):
+            return cast(R, self._call_async(fn, args, kwargs))
+        return cast(R, self._native.call(fn, args, kwargs))
+
+    async def _call_async(self, fn: Callable[..., Awaitable[R]], args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> R:
+        permit = self._native.acquire()
+        try:
+            result = await fn(*args, **kwargs)
+        except BaseException as exc:
+            permit.record_exception(exc)
+            raise
+        permit.success()
+        return result
+
+    @overload
+    def __call__(self, fn: F) -> F: ...
+
+    @overload
+    def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]: ...
+
+    def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """Decorate a function, an ``async def`` function, a generator or an
+        async generator."""
+        native = self._native
+        if inspect.iscoroutinefunction(fn):
+
+            async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+                permit = native.acquire()
+                try:
+                    result = await fn(*args, **kwargs)
+                except BaseException as exc:
+                    permit.record_exception(exc)
+                    raise
+                permit.success()
+                return result
+
+            return functools.wraps(fn)(async_wrapper)
+        if inspect.isasyncgenfunction(fn):
+            return functools.wraps(fn)(_guard_async_gen(native, fn))
+        if inspect.isgeneratorfunction(fn):
+
+            def gen_wrapper(*args: Any, **kwargs: Any) -> Generator[Any, Any, Any]:
+                permit = native.acquire()
+                try:
+                    result = yield from fn(*args, **kwargs)
+                except BaseException as exc:
+                    permit.record_exception(exc)
+                    raise
+                permit.success()
+                return result
+
+            return functools.wraps(fn)(gen_wrapper)
+        if not callable(fn):
+            raise TypeError(f"CircuitBreaker decorates callables, got {fn!r}")
+        return functools.update_wrapper(_native.Guarded(fn, breaker=native), fn)
+
+    # -- with / async with ---------------------------------------------------
+
+    def __enter__(self) -> "CircuitBreaker":
+        self._held.push(self._native.acquire())
+        return self
+
+    def __exit__(self, et: Any, exc: Optional[BaseException], tb: Any) -> bool:
+        permit = self._held.pop()
+        if exc is None:
+            permit.success()
+        else:
+            permit.record_exception(exc)
+        return False
+
+    async def __aenter__(self) -> "CircuitBreaker":
+        return self.__enter__()
+
+    async def __aexit__(self, et: Any, exc: Optional[BaseException], tb: Any) -> bool:
+        return self.__exit__(et, exc, tb)
+
+    def __repr__(self) -> str:
+        return f"<CircuitBreaker name={self.name!r} state={self._native.state} shared={self.shared}>"
+
+
+def _guard_async_gen(native: Any, fn: Callable[..., Any]) -> Callable[..., AsyncGenerator[Any, Any]]:
+    async def agen_wrapper(*args: Any, **kwargs: Any) -> AsyncGenerator[Any, Any]:
+        permit = native.acquire()
+        agen = fn(*args, **kwargs)
+        try:
+            try:
+                item = await agen.__anext__()
+            except StopAsyncIteration:
+                permit.success()
+                return
+            while True:
+                try:
+                    sent = yield item
+                except GeneratorExit:
+                    await agen.aclose()
+                    raise
+                except BaseException as thrown:  # forwarded into the generator
+                    try:
+                        item = await agen.athrow(thrown)
+                    except StopAsyncIteration:
+                        permit.success()
+                        return
+                else:
+                    try:
+                        item = await agen.asend(sent)
+                    except StopAsyncIteration:
+                        permit.success()
+                        return
+        except BaseException as exc:
+            if not permit.used:
+                permit.record_exception(exc)
+            raise
+
+    return agen_wrapper

@@ -1,0 +1,263 @@
+"""The bulkhead (DESIGN §5): a permit semaphore with a FIFO wait queue and
+priority load shedding, for threads and asyncio."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+from typing import Any, Callable, Dict, Generator, Mapping, Optional, TypeVar, Union, cast, overload
+
+from . import _native, _registry
+from ._stack import HeldStack
+
+__all__ = ["Bulkhead", "BulkheadPermit", "BulkheadTicket", "PRIORITIES"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+BulkheadPermit = _native.BulkheadPermit
+BulkheadTicket = _native.BulkheadTicket
+
+PRIORITIES = ("critical", "high", "normal", "low")
+
+_GRANTED = "granted"
+_TIMEOUT = "timeout"
+
+
+class _Default:
+    def __repr__(self) -> str:
+        return "<queue_timeout>"
+
+
+_DEFAULT: Any = _Default()
+
+
+def _grant(fut: "asyncio.Future[str]") -> None:
+    """Run on the waiter's loop (``call_soon_threadsafe``) when its ticket is granted."""
+    if not fut.done():
+        fut.set_result(_GRANTED)
+
+
+def _expire(fut: "asyncio.Future[str]") -> None:
+    if not fut.done():
+        fut.set_result(_TIMEOUT)
+
+
+class Bulkhead:
+    """A bulkhead: at most ``max_concurrent`` calls at once, up to ``max_queue``
+    more waiting (FIFO, each at most ``queue_timeout`` seconds; ``None`` waits as
+    long as it takes), the rest refused with
+    :class:`~seawall.BulkheadFullError` (``active``, ``queued``, ``reason``).
+
+    Load shedding: ``shares={"critical": 100, "high": 80, "normal": 50,
+    "low": 20}`` (percent of ``max_concurrent``; omitted priorities keep 100)
+    gives each priority a limit ``max(1, floor(max_concurrent * share / 100))``;
+    a call whose priority is at its limit is refused at once (``reason="shed"``),
+    never queued. A released permit goes straight to the oldest waiter.
+
+    Threads wait with the GIL released; asyncio tasks await a future resolved on
+    release (no polling). A waiter that times out or is cancelled leaves the
+    queue at once and never holds or loses a permit.
+
+    Use it as a decorator (``@bulkhead`` or ``@bulkhead(priority="high")``, on
+    sync, ``async def`` and generator functions), as ``with bulkhead:`` /
+    ``async with bulkhead:``, or with the permit objects of :meth:`acquire`,
+    :meth:`acquire_async`, :meth:`try_acquire` and :meth:`enqueue`.
+    """
+
+    def __init__(
+        self,
+        max_concurrent: int = 10,
+        max_queue: int = 0,
+        *,
+        queue_timeout: Optional[float] = None,
+        shares: Optional[Mapping[str, float]] = None,
+        priority: str = "normal",
+        name: Optional[str] = None,
+        shared: Optional[str] = None,
+        _poll_only: bool = False,
+        _poll_interval: Optional[float] = None,
+    ) -> None:
+        share_tuple = None
+        if shares is not None:
+            unknown = set(shares) - set(PRIORITIES)
+            if unknown:
+                from ._errors import SeawallConfigError
+
+                raise SeawallConfigError(
+                    f"invalid shares: unknown priorities {sorted(unknown)}; use {PRIORITIES}", "shares"
+                )
+            share_tuple = tuple(float(shares.get(p, 100.0)) for p in PRIORITIES)
+        self._native = _native.Bulkhead(
+            max_concurrent=max_concurrent,
+            max_queue=max_queue,
+            shares=share_tuple,
+            name=name if name is not None else shared,
+            shared=shared,
+            _poll_only=_poll_only,
+            _poll_interval=_poll_interval,
+        )
+        if queue_timeout is not None:
+            from ._deadline import _to_ns
+
+            _to_ns(queue_timeout, "queue_timeout")
+        self.queue_timeout = queue_timeout
+        self._native.limit(priority)  # validates the name
+        self.priority = priority
+        self._held: HeldStack[Any] = HeldStack("bulkhead")
+        if self.name is not None:
+            _registry.register(self)
+
+    @property
+    def name(self) -> Optional[str]:
+        return self._native.name
+
+    @property
+    def active(self) -> int:
+        """Permits held now."""
+        return self._native.active
+
+    @property
+    def queued(self) -> int:
+        """Waiters queued now."""
+        return self._native.queued
+
+    @property
+    def max_concurrent(self) -> int:
+        return self._native.max_concurrent
+
+    @property
+    def max_queue(self) -> int:
+        return self._native.max_queue
+
+    def limit(self, priority: str = "normal") -> int:
+        """The most permits ``priority`` may hold."""
+        return self._native.limit(priority)
+
+    def metrics(self) -> Dict[str, Any]:
+        """``active``, ``queued``, ``max_concurrent``, ``max_queue``, and lifetime
+        ``admitted``, ``rejected_shed``, ``rejected_full``, ``rejected_timeout``."""
+        return cast(Dict[str, Any], self._native.metrics())
+
+    # -- permits -------------------------------------------------------------
+
+    def acquire(self, priority: Optional[str] = None, timeout: Any = _DEFAULT) -> "_native.BulkheadPermit":
+        """A permit, waiting (GIL released) at most ``timeout`` seconds (default
+        ``queue_timeout``). Release it with ``permit.release()`` or ``with permit:``."""
+        t = self.queue_timeout if timeout is _DEFAULT else timeout
+        return self._native.acquire(priority or self.priority, t)
+
+    def try_acquire(self, priority: Optional[str] = None) -> "_native.BulkheadPermit":
+        """A permit now, or :class:`~seawall.BulkheadFullError`; never waits."""
+        return self._native.try_acquire(priority or self.priority)
+
+    def enqueue(self, priority: Optional[str] = None) -> Union["_native.BulkheadPermit", "_native.BulkheadTicket"]:
+        """The core protocol, for other event loops: a permit now, or a
+        :class:`BulkheadTicket` to poll (``granted()``), ``take()`` or
+        ``cancel()``."""
+        return cast(Any, self._native.enqueue(priority or self.priority))
+
+    async def acquire_async(self, priority: Optional[str] = None, timeout: Any = _DEFAULT) -> "_native.BulkheadPermit":
+        """A permit for asyncio code: waits on a future that a release resolves
+        (at most ``timeout`` seconds, default ``queue_timeout``). Cancelling the
+        awaiting task leaves the queue at once; a permit granted in that same
+        instant is passed on to the next waiter."""
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[str] = loop.create_future()
+        native = self._native
+        ticket = native.enter_async(priority or self.priority, loop, fut)
+        if ticket is None:
+            return native.adopt()
+        t = self.queue_timeout if timeout is _DEFAULT else timeout
+        expiry = loop.call_later(t, _expire, fut) if t is not None else None
+        poll = native.poll_interval
+        if poll is not None:
+            # Releases in other processes cannot wake this one: look again.
+            def recheck() -> None:
+                if fut.done():
+                    return
+                if native.is_granted(ticket):
+                    fut.set_result(_GRANTED)
+                else:
+                    loop.call_later(poll, recheck)
+
+            loop.call_later(poll, recheck)
+        try:
+            outcome = await fut
+        except BaseException:
+            native.abandon(ticket)
+            raise
+        finally:
+            if expiry is not None:
+                expiry.cancel()
+        if outcome == _GRANTED or native.is_granted(ticket):
+            native.took(ticket)
+            return native.adopt()
+        raise cast(BaseException, native.abandon(ticket, True))
+
+    # -- decorator -----------------------------------------------------------
+
+    @overload
+    def __call__(self, fn: F) -> F: ...
+
+    @overload
+    def __call__(self, fn: None = None, *, priority: Optional[str] = None) -> Callable[[F], F]: ...
+
+    def __call__(self, fn: Optional[Callable[..., Any]] = None, *, priority: Optional[str] = None) -> Any:
+        """``@bulkhead`` or ``@bulkhead(priority="high")``."""
+        if fn is None:
+            return lambda f: self._decorate(f, priority or self.priority)
+        return self._decorate(fn, priority or self.priority)
+
+    def _decorate(self, fn: Callable[..., Any], priority: str) -> Callable[..., Any]:
+        self._native.limit(priority)  # validates the name now, not at the first call
+        if inspect.iscoroutinefunction(fn):
+
+            async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+                permit = await self.acquire_async(priority)
+                try:
+                    return await fn(*args, **kwargs)
+                finally:
+                    permit.release()
+
+            return functools.wraps(fn)(async_wrapper)
+        if inspect.isgeneratorfunction(fn):
+
+            def gen_wrapper(*args: Any, **kwargs: Any) -> Generator[Any, Any, Any]:
+                permit = self.acquire(priority)
+                try:
+                    return (yield from fn(*args, **kwargs))
+                finally:
+                    permit.release()
+
+            return functools.wraps(fn)(gen_wrapper)
+        if not callable(fn):
+            raise TypeError(f"Bulkhead decorates callables, got {fn!r}")
+        guarded = _native.Guarded(
+            fn, bulkhead=self._native, priority=priority, queue_timeout=self.queue_timeout
+        )
+        return functools.update_wrapper(guarded, fn)
+
+    # -- with / async with ---------------------------------------------------
+
+    def __enter__(self) -> "Bulkhead":
+        self._held.push(self.acquire())
+        return self
+
+    def __exit__(self, *exc: Any) -> bool:
+        self._held.pop().release()
+        return False
+
+    async def __aenter__(self) -> "Bulkhead":
+        self._held.push(await self.acquire_async())
+        return self
+
+    async def __aexit__(self, *exc: Any) -> bool:
+        self._held.pop().release()
+        return False
+
+    def __repr__(self) -> str:
+        return (
+            f"<Bulkhead name={self.name!r} active={self.active}/{self.max_concurrent} "
+            f"queued={self.queued}/{self.max_queue}>"
+        )

@@ -1,0 +1,224 @@
+"""Deadline budgets (DESIGN §6) and timeouts.
+
+A :class:`Deadline` is a budget of seconds started now. Entered as a context
+manager it becomes the *current* deadline of this thread or task (a child of
+the one already current: it never outlives it), which :class:`seawall.Retry`
+honours — it never sleeps past it — and which your own code can read with
+:func:`current_deadline` to size its timeouts (``deadline.allocate(2.0)``).
+
+:func:`timeout` bounds an ``async`` call for real: at the deadline the awaited
+call is cancelled and :class:`~seawall.DeadlineExceededError` (a
+``TimeoutError``) is raised. Python cannot interrupt a running sync function;
+for those, a timeout only sets the current deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import functools
+import inspect
+from typing import Any, Awaitable, Callable, Optional, TypeVar
+
+from . import _native
+from ._errors import DeadlineExceededError
+
+__all__ = ["Deadline", "current_deadline", "timeout", "Timeout"]
+
+T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
+
+_current: contextvars.ContextVar[Optional["Deadline"]] = contextvars.ContextVar(
+    "seawall-deadline", default=None
+)
+
+
+def _to_ns(seconds: float, field: str) -> int:
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+        raise TypeError(f"{field} must be a number of seconds, got {seconds!r}")
+    if not (seconds >= 0 and seconds != float("inf")):
+        from ._errors import SeawallConfigError
+
+        raise SeawallConfigError(
+            f"invalid {field}: must be a finite number of seconds >= 0, got {seconds}", field
+        )
+    return int(round(seconds * 1e9))
+
+
+def _now_ns(clock: Optional[Callable[[], float]]) -> int:
+    if clock is None:
+        return int(round(_native.monotonic() * 1e9))
+    return _to_ns(clock(), "clock()")
+
+
+class Deadline:
+    """A time budget of ``total`` seconds started now (or at ``start`` seconds
+    of ``clock``). ``remaining()`` saturates at 0; it is expired exactly at
+    ``start + total``; ``allocate(max)`` is ``min(max, remaining())``. Times are
+    seconds of the monotonic clock (``seawall.monotonic()``) unless ``clock`` is
+    given."""
+
+    __slots__ = ("_d", "_clock", "_token")
+
+    def __init__(
+        self,
+        total: float,
+        *,
+        clock: Optional[Callable[[], float]] = None,
+        _native_deadline: Optional[_native.Deadline] = None,
+    ) -> None:
+        self._clock = clock
+        self._token: Optional[contextvars.Token[Optional[Deadline]]] = None
+        if _native_deadline is not None:
+            self._d = _native_deadline
+        else:
+            self._d = _native.Deadline(_to_ns(total, "total"), _now_ns(clock))
+
+    def _now(self) -> int:
+        return _now_ns(self._clock)
+
+    def remaining(self) -> float:
+        """Seconds left (0.0 once expired)."""
+        return self._d.remaining_ns(self._now()) / 1e9
+
+    def remaining_ns(self) -> int:
+        """Nanoseconds left."""
+        return self._d.remaining_ns(self._now())
+
+    def expired(self) -> bool:
+        return self._d.expired(self._now())
+
+    def allocate(self, max_seconds: float) -> float:
+        """How long a step may take: ``min(max_seconds, remaining())``."""
+        return self._d.allocate_ns(_to_ns(max_seconds, "max_seconds"), self._now()) / 1e9
+
+    def child(self, total: float) -> "Deadline":
+        """A budget of at most ``total`` seconds that never outlives this one."""
+        return Deadline(
+            0.0,
+            clock=self._clock,
+            _native_deadline=self._d.child(_to_ns(total, "total"), self._now()),
+        )
+
+    def __enter__(self) -> "Deadline":
+        parent = _current.get()
+        if parent is not None and parent._d.end_ns < self._d.end_ns:
+            self._d = parent._d.child(self._d.end_ns - self._d.start_ns, self._d.start_ns)
+        self._token = _current.set(self)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._token is not None:
+            _current.reset(self._token)
+            self._token = None
+
+    def __repr__(self) -> str:
+        return f"<Deadline remaining={self.remaining():.3f}s>"
+
+
+def current_deadline() -> Optional[Deadline]:
+    """The deadline entered last in this thread or task, if any."""
+    return _current.get()
+
+
+async def run_within(awaitable: Awaitable[T], seconds: float) -> T:
+    """Await ``awaitable``, cancelling it after ``seconds`` and raising
+    :class:`~seawall.DeadlineExceededError`. A cancellation from outside (or a
+    ``TimeoutError`` raised by the call itself) propagates unchanged."""
+    if hasattr(asyncio, "timeout"):  # Python 3.11+
+        cm = asyncio.timeout(seconds)
+        try:
+            async with cm:
+                return await awaitable
+        except TimeoutError:
+            if cm.expired():
+                raise DeadlineExceededError(f"timed out after {seconds:.3f} s") from None
+            raise
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    fired = False
+
+    def fire() -> None:
+        nonlocal fired
+        fired = True
+        if task is not None:
+            task.cancel()
+
+    handle = loop.call_later(seconds, fire)
+    try:
+        return await awaitable
+    except asyncio.CancelledError:
+        if fired:
+            raise DeadlineExceededError(f"timed out after {seconds:.3f} s") from None
+        raise
+    finally:
+        handle.cancel()
+
+
+class Timeout:
+    """``timeout(seconds)``: an async context manager, a sync context manager
+    and a decorator. Async code is cancelled at the deadline
+    (:class:`~seawall.DeadlineExceededError`); sync code gets the deadline as
+    :func:`current_deadline` only (Python cannot interrupt it)."""
+
+    def __init__(self, seconds: float, *, clock: Optional[Callable[[], float]] = None) -> None:
+        _to_ns(seconds, "timeout")
+        self.seconds = float(seconds)
+        self._clock = clock
+        self._deadline: Optional[Deadline] = None
+        self._cm: Any = None
+
+    def __call__(self, fn: F) -> F:
+        seconds, clock = self.seconds, self._clock
+        if inspect.iscoroutinefunction(fn):
+
+            @functools.wraps(fn)
+            async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+                with Deadline(seconds, clock=clock) as d:
+                    return await run_within(fn(*args, **kwargs), d.remaining())
+
+            return async_wrapper  # type: ignore[return-value]
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with Deadline(seconds, clock=clock):
+                return fn(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+    def __enter__(self) -> Deadline:
+        self._deadline = Deadline(self.seconds, clock=self._clock).__enter__()
+        return self._deadline
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._deadline is not None:
+            self._deadline.__exit__()
+            self._deadline = None
+
+    async def __aenter__(self) -> Deadline:
+        d = self.__enter__()
+        if hasattr(asyncio, "timeout"):
+            self._cm = asyncio.timeout(d.remaining())
+            await self._cm.__aenter__()
+        return d
+
+    async def __aexit__(self, et: Any, exc: Optional[BaseException], tb: Any) -> bool:
+        try:
+            if self._cm is not None:
+                cm, self._cm = self._cm, None
+                try:
+                    await cm.__aexit__(et, exc, tb)
+                except TimeoutError:
+                    if cm.expired():
+                        raise DeadlineExceededError(
+                            f"timed out after {self.seconds:.3f} s"
+                        ) from None
+                    raise
+        finally:
+            self.__exit__()
+        return False
+
+
+def timeout(seconds: float, *, clock: Optional[Callable[[], float]] = None) -> Timeout:
+    """A deadline of ``seconds`` for a block or a function: see :class:`Timeout`."""
+    return Timeout(seconds, clock=clock)

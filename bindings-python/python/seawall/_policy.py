@@ -1,0 +1,344 @@
+"""Fallbacks, a stale-if-error cache, and composition in DESIGN §9 order:
+fallback → bulkhead → circuit breaker → retry → timeout → call."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import threading
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable, Dict, Generic, Hashable, List, Optional, Sequence, Tuple, TypeVar, Union, cast
+
+from . import _native
+from ._breaker import CircuitBreaker
+from ._bulkhead import Bulkhead
+from ._classify import ExceptionSpec, matcher
+from ._deadline import Deadline, Timeout, run_within
+from ._retry import Retry
+
+__all__ = ["StaleCache", "Fallback", "fallback", "Policy", "PolicyResult", "wrap"]
+
+T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
+
+_MISS = object()
+
+
+class StaleCache:
+    """A stale-if-error cache (RFC 5861's ``stale-if-error``, as a fallback):
+    every successful result is kept under its call's arguments, and when the
+    call later fails, the last good value is served instead, marked
+    ``source="stale-cache"``. Backed by :mod:`cachetools`: an LRU of ``maxsize``
+    entries, each served at most ``max_stale`` seconds after it was stored
+    (``None``: until evicted). ``key(*args, **kwargs)`` defaults to
+    ``cachetools.keys.hashkey``; calls whose arguments cannot be hashed are not
+    cached. Thread-safe (a lock around the cache only, never around calls)."""
+
+    def __init__(
+        self,
+        maxsize: int = 1024,
+        *,
+        max_stale: Optional[float] = None,
+        key: Optional[Callable[..., Hashable]] = None,
+    ) -> None:
+        try:
+            import cachetools
+            import cachetools.keys
+        except ImportError as e:  # pragma: no cover - a dependency of the package
+            raise ImportError("seawall.StaleCache needs the cachetools package (pip install cachetools)") from e
+        if not isinstance(maxsize, int) or maxsize < 1:
+            from ._errors import SeawallConfigError
+
+            raise SeawallConfigError(f"invalid maxsize: must be a whole number >= 1, got {maxsize!r}", "maxsize")
+        self._cache: Any
+        if max_stale is None:
+            self._cache = cachetools.LRUCache(maxsize)
+        else:
+            from ._deadline import _to_ns
+
+            _to_ns(max_stale, "max_stale")
+            self._cache = cachetools.TTLCache(maxsize, ttl=max_stale)
+        self._key = key if key is not None else cachetools.keys.hashkey
+        self._lock = threading.Lock()
+
+    def _k(self, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Optional[Hashable]:
+        try:
+            k = self._key(*args, **kwargs)
+            hash(k)
+            return k
+        except TypeError:
+            return None
+
+    def put(self, args: Tuple[Any, ...], kwargs: Dict[str, Any], value: Any) -> None:
+        k = self._k(args, kwargs)
+        if k is not None:
+            with self._lock:
+                self._cache[k] = value
+
+    def get(self, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
+        """The stored value, or the private ``_MISS`` marker."""
+        k = self._k(args, kwargs)
+        if k is None:
+            return _MISS
+        with self._lock:
+            return self._cache.get(k, _MISS)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._cache)
+
+
+@dataclass(frozen=True)
+class PolicyResult(Generic[T]):
+    """The value of a call and where it came from: ``source`` is ``"primary"``,
+    ``"fallback-1"``, ``"fallback-2"``, … or ``"stale-cache"``; ``degraded`` is
+    true for anything but the primary; ``error`` is the primary's exception."""
+
+    value: T
+    source: str = "primary"
+    degraded: bool = False
+    error: Optional[BaseException] = None
+
+
+class Fallback:
+    """Alternatives tried in order when the call raises an exception matched by
+    ``on`` (default ``Exception``: refusals by an open breaker or a full
+    bulkhead included). An alternative is a :class:`StaleCache`, a callable
+    (called with the call's own arguments; ``async`` ones are awaited in async
+    code), or any other value (returned as is). If every alternative fails, the
+    primary's exception propagates unchanged."""
+
+    def __init__(self, *alternatives: Any, on: ExceptionSpec = Exception) -> None:
+        if not alternatives:
+            raise TypeError("fallback needs at least one alternative")
+        self.alternatives = alternatives
+        self._on = cast(Callable[[BaseException], bool], matcher(on, "on"))
+        labels: List[str] = []
+        k = 0
+        for alt in alternatives:
+            if isinstance(alt, StaleCache):
+                labels.append("stale-cache")
+            else:
+                k += 1
+                labels.append(f"fallback-{k}")
+        self._labels = labels
+        self._caches = [a for a in alternatives if isinstance(a, StaleCache)]
+
+    def handles(self, exc: BaseException) -> bool:
+        return isinstance(exc, Exception) and self._on(exc)
+
+    def remember(self, args: Tuple[Any, ...], kwargs: Dict[str, Any], value: Any) -> None:
+        for c in self._caches:
+            c.put(args, kwargs, value)
+
+    def recover(self, exc: BaseException, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> PolicyResult[Any]:
+        for alt, label in zip(self.alternatives, self._labels):
+            if isinstance(alt, StaleCache):
+                v = alt.get(args, kwargs)
+                if v is not _MISS:
+                    return PolicyResult(v, label, True, exc)
+                continue
+            if callable(alt):
+                try:
+                    v = alt(*args, **kwargs)
+                except Exception:
+                    continue
+                if inspect.isawaitable(v):
+                    raise TypeError("an async fallback needs an async call")
+                return PolicyResult(v, label, True, exc)
+            return PolicyResult(alt, label, True, exc)
+        raise exc
+
+    async def recover_async(
+        self, exc: BaseException, args: Tuple[Any, ...], kwargs: Dict[str, Any]
+    ) -> PolicyResult[Any]:
+        for alt, label in zip(self.alternatives, self._labels):
+            if isinstance(alt, StaleCache):
+                v = alt.get(args, kwargs)
+                if v is not _MISS:
+                    return PolicyResult(v, label, True, exc)
+                continue
+            if callable(alt):
+                try:
+                    v = alt(*args, **kwargs)
+                    if inspect.isawaitable(v):
+                        v = await v
+                except Exception:
+                    continue
+                return PolicyResult(v, label, True, exc)
+            return PolicyResult(alt, label, True, exc)
+        raise exc
+
+    def __call__(self, fn: F) -> F:
+        """Decorate ``fn`` with this fallback alone."""
+        return Policy(fallback=self)(fn)
+
+
+def fallback(*alternatives: Any, on: ExceptionSpec = Exception) -> Fallback:
+    """A :class:`Fallback`: ``@fallback(StaleCache(), default_value)``."""
+    return Fallback(*alternatives, on=on)
+
+
+Layer = Union[Fallback, Bulkhead, CircuitBreaker, Retry, Timeout, float, int]
+
+
+class Policy:
+    """Layers composed in DESIGN §9 order, outermost first: ``fallback`` →
+    ``bulkhead`` → ``breaker`` → ``retry`` → ``timeout`` → the call. So a
+    retried call holds one bulkhead permit and counts as one call in the
+    breaker, and each attempt gets its own ``timeout`` (seconds, or a
+    :class:`~seawall.Timeout`).
+
+    ``policy(fn)`` decorates (sync or ``async def``) and returns plain values;
+    :meth:`execute` / :meth:`execute_async` return a :class:`PolicyResult` that
+    says where the value came from and whether it is degraded. A sync call with
+    no fallback and no timeout runs entirely in native code."""
+
+    def __init__(
+        self,
+        *,
+        fallback: Union[Fallback, Sequence[Any], None] = None,
+        bulkhead: Optional[Bulkhead] = None,
+        breaker: Optional[CircuitBreaker] = None,
+        retry: Optional[Retry] = None,
+        timeout: Union[Timeout, float, None] = None,
+        name: Optional[str] = None,
+    ) -> None:
+        if fallback is not None and not isinstance(fallback, Fallback):
+            fallback = Fallback(*fallback)
+        if timeout is not None and not isinstance(timeout, Timeout):
+            timeout = Timeout(timeout)
+        for value, cls, what in (
+            (bulkhead, Bulkhead, "bulkhead"),
+            (breaker, CircuitBreaker, "breaker"),
+            (retry, Retry, "retry"),
+        ):
+            if value is not None and not isinstance(value, cls):
+                raise TypeError(f"{what} must be a seawall.{cls.__name__}, got {value!r}")
+        self.fallback = fallback
+        self.bulkhead = bulkhead
+        self.breaker = breaker
+        self.retry = retry
+        self.timeout = timeout
+        self.name = name
+
+    # -- sync ----------------------------------------------------------------
+
+    def _inner_sync(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        call = fn
+        if self.timeout is not None:
+            seconds = self.timeout.seconds
+
+            def timed(*args: Any, **kwargs: Any) -> Any:
+                with Deadline(seconds):
+                    return fn(*args, **kwargs)
+
+            call = timed
+        kw: Dict[str, Any] = {}
+        if self.bulkhead is not None:
+            kw.update(bulkhead=self.bulkhead._native, priority=self.bulkhead.priority,
+                      queue_timeout=self.bulkhead.queue_timeout)
+        if self.breaker is not None:
+            kw["breaker"] = self.breaker._native
+        if self.retry is not None:
+            kw.update(retry=self.retry._native, retry_slow=self.retry._slow_sync)
+        return _native.Guarded(call, **kw) if kw else call
+
+    def execute(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> PolicyResult[T]:
+        """Run ``fn(*args, **kwargs)`` through the policy (sync)."""
+        return self._run_sync(self._inner_sync(fn), args, kwargs)
+
+    def _run_sync(self, inner: Callable[..., Any], args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> PolicyResult[Any]:
+        try:
+            value = inner(*args, **kwargs)
+        except BaseException as exc:
+            if self.fallback is None or not self.fallback.handles(exc):
+                raise
+            return self.fallback.recover(exc, args, kwargs)
+        if self.fallback is not None:
+            self.fallback.remember(args, kwargs, value)
+        return PolicyResult(value)
+
+    # -- async ---------------------------------------------------------------
+
+    async def execute_async(self, fn: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any) -> PolicyResult[T]:
+        """Run ``await fn(*args, **kwargs)`` through the policy."""
+        return cast(PolicyResult[T], await self._run_async(self._inner_async(fn), args, kwargs))
+
+    def _inner_async(self, fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+        call = fn
+        if self.timeout is not None:
+            seconds = self.timeout.seconds
+
+            async def timed(*args: Any, **kwargs: Any) -> Any:
+                with Deadline(seconds) as d:
+                    return await run_within(fn(*args, **kwargs), d.remaining())
+
+            call = timed
+        if self.retry is not None:
+            call = self.retry(call)
+        if self.breaker is not None:
+            call = self.breaker(call)
+        if self.bulkhead is not None:
+            call = self.bulkhead(call)
+        return call
+
+    async def _run_async(
+        self, inner: Callable[..., Awaitable[Any]], args: Tuple[Any, ...], kwargs: Dict[str, Any]
+    ) -> PolicyResult[Any]:
+        try:
+            value = await inner(*args, **kwargs)
+        except BaseException as exc:
+            if self.fallback is None or not self.fallback.handles(exc):
+                raise
+            return await self.fallback.recover_async(exc, args, kwargs)
+        if self.fallback is not None:
+            self.fallback.remember(args, kwargs, value)
+        return PolicyResult(value)
+
+    # -- decorator -----------------------------------------------------------
+
+    def __call__(self, fn: F) -> F:
+        if inspect.iscoroutinefunction(fn):
+            inner_async = self._inner_async(fn)
+
+            async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+                return (await self._run_async(inner_async, args, kwargs)).value
+
+            return cast(F, functools.wraps(fn)(async_wrapper))
+        inner = self._inner_sync(fn)
+        if self.fallback is None:
+            return cast(F, functools.update_wrapper(inner, fn) if inner is not fn else fn)
+
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            return self._run_sync(inner, args, kwargs).value
+
+        return cast(F, functools.wraps(fn)(wrapper))
+
+    def __repr__(self) -> str:
+        layers = [n for n in ("fallback", "bulkhead", "breaker", "retry", "timeout") if getattr(self, n) is not None]
+        return f"<Policy {' -> '.join(layers) or 'empty'}>"
+
+
+def wrap(*layers: Layer) -> Policy:
+    """A :class:`Policy` from layers given in any order: each goes to its DESIGN
+    §9 place (a number is a timeout in seconds). Two layers of one kind are a
+    ``TypeError``."""
+    slots: Dict[str, Any] = {}
+    for layer in layers:
+        if isinstance(layer, Fallback):
+            kind = "fallback"
+        elif isinstance(layer, Bulkhead):
+            kind = "bulkhead"
+        elif isinstance(layer, CircuitBreaker):
+            kind = "breaker"
+        elif isinstance(layer, Retry):
+            kind = "retry"
+        elif isinstance(layer, Timeout) or (isinstance(layer, (int, float)) and not isinstance(layer, bool)):
+            kind = "timeout"
+        else:
+            raise TypeError(f"wrap() takes Fallback, Bulkhead, CircuitBreaker, Retry or Timeout layers, got {layer!r}")
+        if kind in slots:
+            raise TypeError(f"wrap() got two {kind} layers")
+        slots[kind] = layer
+    return Policy(**slots)

@@ -1,0 +1,383 @@
+"""Retry (DESIGN §4): attempts, backoff with jitter, retry budget or throttle,
+a total deadline and the server's Retry-After — decided by the core.
+
+The attempt loop lives here (and, for the first attempt of a sync function, in
+the native decorator); every "retry, after how long, or give up" comes from
+``seawall-core``'s ``RetryPolicy.decide``: attempts left, the backoff delay
+raised to the exception's ``retry_after``, a retry whose sleep would end at or
+after the deadline is never made, then the throttle's verdict, then the budget
+(withdrawn only for a retry that will happen).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import functools
+import inspect
+import time
+from dataclasses import dataclass
+from typing import (
+    Any,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Dict,
+    Iterator,
+    Optional,
+    Tuple,
+    TypeVar,
+    cast,
+    overload,
+)
+
+from . import _native, _registry
+from ._classify import ExceptionSpec, matcher
+from ._deadline import current_deadline, run_within
+
+__all__ = ["Retry", "Backoff", "RetryState", "Attempt", "RetryBudget", "RetryThrottle"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+R = TypeVar("R")
+
+RetryBudget = _native.RetryBudget
+RetryThrottle = _native.RetryThrottle
+
+_JITTERS = ("none", "full", "equal", "decorrelated", "proportional")
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """Exponential backoff: ``exp(n) = min(max, base * multiplier**(n-1))``
+    seconds before retry ``n``, randomised by ``jitter`` (AWS "Exponential
+    Backoff and Jitter", 2015): ``"none"``; ``"full"`` ``U[0, exp(n)]``;
+    ``"equal"`` ``U[exp(n)/2, exp(n)]``; ``"decorrelated"``
+    ``min(max, U[base, 3 * previous])``; ``"proportional"``
+    ``exp(n) * U[1-f, 1+f]`` with ``f = jitter_factor`` (default 0.2). Defaults:
+    0.1 s, doubling, capped at 10 s, full jitter."""
+
+    base: float = 0.1
+    multiplier: float = 2.0
+    max: float = 10.0
+    jitter: str = "full"
+    jitter_factor: Optional[float] = None
+
+    def __post_init__(self) -> None:
+        # Validates every field (SeawallConfigError naming it).
+        object.__setattr__(self, "_native", self._make())
+
+    def _make(self) -> _native.Backoff:
+        return _native.Backoff(self.base, self.multiplier, self.max, self.jitter, self.jitter_factor)
+
+    def delay(self, attempt: int, previous: float = 0.0) -> float:
+        """A fresh random delay (seconds) before retry ``attempt``; ``previous`` is
+        the delay before it (decorrelated jitter grows from it)."""
+        native: _native.Backoff = getattr(self, "_native")
+        return native.delay(attempt, previous)
+
+
+@dataclass(frozen=True)
+class RetryState:
+    """What ``before_sleep`` is told: the ``attempt`` that failed (1-based), its
+    ``exception``, the ``delay`` (seconds) about to be slept, and the seconds
+    ``elapsed`` since the first attempt started."""
+
+    name: Optional[str]
+    attempt: int
+    exception: BaseException
+    delay: float
+    elapsed: float
+
+
+class Attempt:
+    """One attempt of the block form: use it as ``with attempt:``. An exception
+    that may be retried is kept (the loop then retries or re-raises it); any
+    other propagates at once."""
+
+    __slots__ = ("number", "_exc", "_retry_on")
+
+    def __init__(self, number: int, retry_on: Callable[[BaseException], bool]) -> None:
+        self.number = number
+        self._exc: Optional[BaseException] = None
+        self._retry_on = retry_on
+
+    def __enter__(self) -> "Attempt":
+        return self
+
+    def __exit__(self, et: Any, exc: Optional[BaseException], tb: Any) -> bool:
+        if exc is None or not isinstance(exc, Exception) or not self._retry_on(exc):
+            return False
+        self._exc = exc
+        return True
+
+    def __repr__(self) -> str:
+        return f"<Attempt {self.number}>"
+
+
+def _retry_after_attr(exc: BaseException) -> Optional[float]:
+    value = getattr(exc, "retry_after", None)
+    if isinstance(value, datetime.timedelta):
+        return value.total_seconds()
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    return None
+
+
+def _task_cancelling() -> bool:
+    """Whether the running task has a cancellation pending (3.11+): a retry then
+    would swallow the caller's cancel."""
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:
+        return False
+    cancelling = getattr(task, "cancelling", None)
+    return bool(task is not None and cancelling is not None and cancelling())
+
+
+class Retry:
+    """Retry a call (decorator, ``async``, or ``for attempt in retry: with
+    attempt:`` block form), in the spirit of tenacity and stamina.
+
+    * ``attempts``: attempts in all, the first included (default 3).
+    * ``backoff``: a :class:`Backoff` (default 0.1 s doubling to 10 s, full jitter).
+    * ``retry_on``: exception types or a predicate (default ``Exception``). The
+      caller's own cancellation (``asyncio.CancelledError``, ``KeyboardInterrupt``,
+      ``SystemExit``, ``GeneratorExit``) is never retried or swallowed, nor is
+      anything raised while the running task is being cancelled.
+    * ``budget`` (:class:`RetryBudget`, Finagle) or ``throttle``
+      (:class:`RetryThrottle`, gRPC A6): shared limits on retries.
+    * ``timeout``: total seconds for all attempts. No sleep ends past it (nor
+      past the :func:`~seawall.current_deadline`); an ``async`` attempt still
+      running at the deadline is cancelled (:class:`~seawall.DeadlineExceededError`).
+    * ``retry_after``: ``exc -> seconds | None``; default reads
+      ``exc.retry_after`` (seconds or a ``timedelta``, e.g. an HTTP 429/503
+      Retry-After): the delay is at least that.
+    * ``before_sleep``: called with a :class:`RetryState` before each sleep
+      (may be ``async`` in async code).
+
+    When it gives up, the last exception propagates unchanged.
+    """
+
+    def __init__(
+        self,
+        *,
+        attempts: int = 3,
+        backoff: Optional[Backoff] = None,
+        retry_on: ExceptionSpec = Exception,
+        budget: Optional[_native.RetryBudget] = None,
+        throttle: Optional[_native.RetryThrottle] = None,
+        timeout: Optional[float] = None,
+        retry_after: Optional[Callable[[BaseException], Optional[float]]] = None,
+        before_sleep: Optional[Callable[[RetryState], Any]] = None,
+        name: Optional[str] = None,
+        clock: Optional[Callable[[], float]] = None,
+        seed: Optional[int] = None,
+    ) -> None:
+        b = backoff if backoff is not None else Backoff()
+        if not isinstance(b, Backoff):
+            raise TypeError(f"backoff must be a seawall.Backoff, got {b!r}")
+        self._native = _native.RetryPolicy(
+            attempts=attempts,
+            base=b.base,
+            multiplier=b.multiplier,
+            max=b.max,
+            jitter=b.jitter,
+            jitter_factor=b.jitter_factor,
+            budget=budget,
+            throttle=throttle,
+            clock=clock,
+            seed=seed,
+        )
+        self.backoff = b
+        self.budget = budget
+        self.throttle = throttle
+        self.name = name
+        self._retry_on = cast(Callable[[BaseException], bool], matcher(retry_on, "retry_on"))
+        self._timeout_ns: Optional[int] = None
+        if timeout is not None:
+            from ._deadline import _to_ns
+
+            self._timeout_ns = _to_ns(timeout, "timeout")
+        self.timeout = timeout
+        self._retry_after = retry_after if retry_after is not None else _retry_after_attr
+        self._before_sleep = before_sleep
+        if name is not None:
+            _registry.register(self)
+
+    @property
+    def attempts(self) -> int:
+        return self._native.max_attempts
+
+    def stats(self) -> Dict[str, int]:
+        """Decisions so far: ``allowed`` retries and give-ups by reason
+        (``max_attempts``, ``deadline``, ``budget_exhausted``, ``throttled``)."""
+        return cast(Dict[str, int], self._native.tally())
+
+    # -- the decision --------------------------------------------------------
+
+    def _remaining_ns(self, start_ns: int) -> Optional[int]:
+        left: Optional[int] = None
+        if self._timeout_ns is not None:
+            elapsed = max(0, self._native.now_ns() - start_ns)
+            left = max(0, self._timeout_ns - elapsed)
+        d = current_deadline()
+        if d is not None:
+            ambient = d.remaining_ns()
+            left = ambient if left is None else min(left, ambient)
+        return left
+
+    def _delay_ns(self, exc: BaseException, attempt: int, previous_ns: int, start_ns: int) -> Optional[int]:
+        """Nanoseconds to sleep before the next attempt, or ``None``: give up."""
+        if not isinstance(exc, Exception) or not self._retry_on(exc) or _task_cancelling():
+            return None
+        retry_after = self._retry_after(exc)
+        retry_after_ns: Optional[int] = None
+        if retry_after is not None and retry_after == retry_after and retry_after > 0:
+            retry_after_ns = min(int(retry_after * 1e9), 2**64 - 1)
+        delay, why = self._native.decide(attempt, previous_ns, self._remaining_ns(start_ns), retry_after_ns)
+        return None if why is not None else delay
+
+    def _state(self, attempt: int, exc: BaseException, delay_ns: int, start_ns: int) -> RetryState:
+        elapsed = max(0, self._native.now_ns() - start_ns) / 1e9
+        return RetryState(self.name, attempt, exc, delay_ns / 1e9, elapsed)
+
+    # -- sync ----------------------------------------------------------------
+
+    def _slow_sync(
+        self,
+        fn: Callable[..., R],
+        args: Tuple[Any, ...],
+        kwargs: Optional[Dict[str, Any]],
+        exc: BaseException,
+        start_ns: int,
+    ) -> R:
+        """The attempt loop after a first failed attempt (called by the native
+        decorator, which made that attempt)."""
+        kw = kwargs or {}
+        attempt, previous = 1, 0
+        while True:
+            delay = self._delay_ns(exc, attempt, previous, start_ns)
+            if delay is None:
+                raise exc
+            if self._before_sleep is not None:
+                self._before_sleep(self._state(attempt, exc, delay, start_ns))
+            time.sleep(delay / 1e9)
+            previous, attempt = delay, attempt + 1
+            try:
+                result = fn(*args, **kw)
+            except BaseException as e:  # classified by _delay_ns
+                exc = e
+                continue
+            self._native.success()
+            return result
+
+    def call(self, fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:
+        """``fn(*args, **kwargs)`` with retries (a coroutine to await for an
+        ``async def`` function)."""
+        if inspect.iscoroutinefunction(fn):
+            return cast(R, self._run_async(fn, args, kwargs))
+        guarded = _native.Guarded(fn, retry=self._native, retry_slow=self._slow_sync)
+        return cast(R, guarded(*args, **kwargs))
+
+    # -- async ---------------------------------------------------------------
+
+    async def _run_async(self, fn: Callable[..., Awaitable[R]], args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> R:
+        start = self._native.now_ns()
+        self._native.request()
+        attempt, previous = 0, 0
+        while True:
+            attempt += 1
+            try:
+                left = self._remaining_ns(start)
+                if left is None:
+                    result = await fn(*args, **kwargs)
+                else:
+                    result = await run_within(fn(*args, **kwargs), left / 1e9)
+            except BaseException as exc:
+                delay = self._delay_ns(exc, attempt, previous, start)
+                if delay is None:
+                    raise
+                if self._before_sleep is not None:
+                    hooked = self._before_sleep(self._state(attempt, exc, delay, start))
+                    if inspect.isawaitable(hooked):
+                        await hooked
+                await asyncio.sleep(delay / 1e9)
+                previous = delay
+                continue
+            self._native.success()
+            return result
+
+    # -- decorator -----------------------------------------------------------
+
+    @overload
+    def __call__(self, fn: F) -> F: ...
+
+    @overload
+    def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]: ...
+
+    def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """Decorate a function or an ``async def`` function (a generator cannot be
+        re-run from the middle, so generator functions are refused)."""
+        if inspect.iscoroutinefunction(fn):
+
+            async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+                return await self._run_async(fn, args, kwargs)
+
+            return functools.wraps(fn)(async_wrapper)
+        if inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn):
+            raise TypeError("Retry cannot re-run a generator; retry the code that consumes it")
+        if not callable(fn):
+            raise TypeError(f"Retry decorates callables, got {fn!r}")
+        guarded = _native.Guarded(fn, retry=self._native, retry_slow=self._slow_sync)
+        return functools.update_wrapper(guarded, fn)
+
+    # -- block form ----------------------------------------------------------
+
+    def __iter__(self) -> Iterator[Attempt]:
+        """``for attempt in retry: with attempt: ...`` (stops after a success)."""
+        start = self._native.now_ns()
+        self._native.request()
+        number, previous = 0, 0
+        while True:
+            number += 1
+            a = Attempt(number, self._retry_on)
+            yield a
+            exc = a._exc
+            if exc is None:
+                self._native.success()
+                return
+            a._exc = None
+            delay = self._delay_ns(exc, number, previous, start)
+            if delay is None:
+                raise exc
+            if self._before_sleep is not None:
+                self._before_sleep(self._state(number, exc, delay, start))
+            time.sleep(delay / 1e9)
+            previous = delay
+
+    async def __aiter__(self) -> AsyncIterator[Attempt]:
+        """``async for attempt in retry: with attempt: ...``."""
+        start = self._native.now_ns()
+        self._native.request()
+        number, previous = 0, 0
+        while True:
+            number += 1
+            a = Attempt(number, self._retry_on)
+            yield a
+            exc = a._exc
+            if exc is None:
+                self._native.success()
+                return
+            a._exc = None
+            delay = self._delay_ns(exc, number, previous, start)
+            if delay is None:
+                raise exc
+            if self._before_sleep is not None:
+                hooked = self._before_sleep(self._state(number, exc, delay, start))
+                if inspect.isawaitable(hooked):
+                    await hooked
+            await asyncio.sleep(delay / 1e9)
+            previous = delay
+
+    def __repr__(self) -> str:
+        return f"<Retry name={self.name!r} attempts={self.attempts} backoff={self.backoff}>"

@@ -1,0 +1,677 @@
+//! The circuit breaker behind `seawall.CircuitBreaker` (DESIGN §3).
+//!
+//! A breaker lives in this process (the core breaker itself, a count window of up
+//! to 1 024 calls or a time window of up to 128 buckets) or in a region shared by
+//! every process of the host (`seawall_ffi::breaker::Breaker::open_shared`, whose
+//! permit table makes each permit single-use across processes and lets
+//! `reclaim_abandoned` give back the permits of dead workers).
+//!
+//! Permits cross into Python as [`BreakerPermit`] objects that record once; the
+//! Rust decorator path ([`crate::guarded`]) never makes one: it acquires, calls and
+//! records without leaving Rust. Transitions are noticed by polling the breaker's
+//! epoch after each operation (so changes made by other processes are seen too)
+//! and reported to a Python hook when one is set.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use seawall_core::{
+    BreakerConfig, CircuitBreaker, CountWindow, Outcome, PermitToken, Rejected, State, TimeWindow,
+    WindowConfig,
+};
+use seawall_ffi::breaker::{AcquireError, Breaker as SharedBreaker, Permit as SharedPermit};
+use seawall_ffi::permits::PermitError;
+use seawall_ffi::shared::{OpenOptions, RegionError};
+
+use crate::classify::{Classifier, outcome_from, outcome_name};
+use crate::errors;
+use crate::time::{Clock, count, factor, ns_to_secs, opt_secs_to_ns, percent, secs_to_ns};
+
+/// Largest count window of a breaker in this process (as for a shared one).
+pub const COUNT_CAPACITY: usize = seawall_ffi::breaker::COUNT_WINDOW_CAPACITY;
+/// Largest time window (buckets) of a breaker in this process.
+pub const TIME_CAPACITY: usize = seawall_ffi::breaker::TIME_WINDOW_CAPACITY;
+
+enum Backend {
+    Count(Box<CircuitBreaker<CountWindow<COUNT_CAPACITY>>>),
+    Time(Box<CircuitBreaker<TimeWindow<TIME_CAPACITY>>>),
+    Shared(SharedBreaker),
+}
+
+/// What an admitted call holds until its outcome is recorded.
+#[derive(Clone, Copy, Debug)]
+pub enum Held {
+    /// A breaker in this process: the epoch of admission.
+    Token(PermitToken),
+    /// A shared breaker: a single-use permit of its permit table.
+    Shared(SharedPermit),
+}
+
+impl Held {
+    fn epoch(self) -> u32 {
+        match self {
+            Self::Token(t) => t.epoch,
+            Self::Shared(p) => p.epoch,
+        }
+    }
+}
+
+/// Everything one breaker is; shared (`Arc`) by its Python object, its permits and
+/// every decorated function.
+pub struct BreakerCore {
+    backend: Backend,
+    pub(crate) clock: Clock,
+    name: Option<String>,
+    classifier: Classifier,
+    /// Whether a transition hook is set (checked on every call, without a lock).
+    watching: AtomicBool,
+    hook: Mutex<Option<Py<PyAny>>>,
+    /// The last (epoch, state) this process reported: `epoch << 8 | state`.
+    last_seen: AtomicU64,
+}
+
+macro_rules! each {
+    ($self:expr, $b:ident => $e:expr) => {
+        match &$self.backend {
+            Backend::Count($b) => $e,
+            Backend::Time($b) => $e,
+            Backend::Shared($b) => $e,
+        }
+    };
+}
+
+fn pack(state: State, epoch: u32) -> u64 {
+    (u64::from(epoch) << 8) | state as u64
+}
+
+fn state_of(bits: u64) -> &'static str {
+    match bits & 0xFF {
+        1 => State::Open.name(),
+        2 => State::HalfOpen.name(),
+        3 => State::ForcedOpen.name(),
+        4 => State::Disabled.name(),
+        _ => State::Closed.name(),
+    }
+}
+
+impl BreakerCore {
+    /// Ask to make one call at `now` (ns): a permit, or `CircuitOpenError`.
+    pub fn acquire(&self, py: Python<'_>, now: u64) -> PyResult<Held> {
+        let got = match &self.backend {
+            Backend::Count(b) => b.acquire_token(now).map(Held::Token).map_err(Some),
+            Backend::Time(b) => b.acquire_token(now).map(Held::Token).map_err(Some),
+            Backend::Shared(b) => b.try_acquire(now).map(Held::Shared).map_err(|e| match e {
+                AcquireError::Rejected(r) => Some(r),
+                AcquireError::PermitsExhausted => None,
+            }),
+        };
+        match got {
+            Ok(held) => {
+                self.notice(py);
+                Ok(held)
+            }
+            Err(Some(Rejected {
+                state,
+                retry_after_ns,
+            })) => {
+                self.notice(py);
+                Err(errors::circuit_open(
+                    py,
+                    self.name.as_deref(),
+                    state.name(),
+                    retry_after_ns,
+                ))
+            }
+            Err(None) => Err(errors::seawall(
+                py,
+                &format!(
+                    "shared circuit breaker {:?}: all {} permits are outstanding (admission given back as ignored)",
+                    self.name.as_deref().unwrap_or(""),
+                    seawall_ffi::permits::PERMIT_SLOTS
+                ),
+            )),
+        }
+    }
+
+    /// Record how a call admitted with `held` ended (exactly once per permit).
+    pub fn record(&self, py: Python<'_>, held: Held, outcome: Outcome, duration: u64, now: u64) {
+        self.record_quiet(held, outcome, duration, now);
+        self.notice(py);
+    }
+
+    /// [`record`](Self::record) without noticing transitions (for drops, where
+    /// Python code must not run).
+    fn record_quiet(&self, held: Held, outcome: Outcome, duration: u64, now: u64) {
+        match (&self.backend, held) {
+            (Backend::Count(b), Held::Token(t)) => b.record_token(t, outcome, duration, now),
+            (Backend::Time(b), Held::Token(t)) => b.record_token(t, outcome, duration, now),
+            (Backend::Shared(b), Held::Shared(p)) => {
+                // The permit objects guard single use; a failure here would mean a
+                // permit of another breaker, which `Held` cannot carry.
+                let _: Result<(), PermitError> = b.record(p, outcome, duration, now);
+            }
+            _ => {}
+        }
+    }
+
+    /// Record the outcome of a call that raised `err`, classified by this
+    /// breaker's rule; returns the outcome.
+    pub fn record_error(
+        &self,
+        py: Python<'_>,
+        held: Held,
+        err: &Bound<'_, PyAny>,
+        start: u64,
+    ) -> Outcome {
+        let outcome = self.classifier.classify(py, err);
+        let end = self.clock.now_or(py, start);
+        self.record(py, held, outcome, end.saturating_sub(start), end);
+        outcome
+    }
+
+    fn state(&self) -> State {
+        each!(self, b => b.state())
+    }
+
+    fn epoch(&self) -> u32 {
+        each!(self, b => b.epoch())
+    }
+
+    /// State and epoch read together (the epoch changes with every state change,
+    /// so an unchanged epoch around the state read makes them one snapshot).
+    fn observed(&self) -> (State, u32) {
+        loop {
+            let e = self.epoch();
+            let s = self.state();
+            if self.epoch() == e {
+                return (s, e);
+            }
+        }
+    }
+
+    /// If the breaker moved on since this process last looked, tell the hook
+    /// `(old_state, new_state)` once. A hook that raises is reported as
+    /// unraisable; it never disturbs the call.
+    pub fn notice(&self, py: Python<'_>) {
+        if !self.watching.load(Ordering::Relaxed) {
+            return;
+        }
+        let (state, epoch) = self.observed();
+        let now = pack(state, epoch);
+        let before = self.last_seen.load(Ordering::Acquire);
+        if before == now
+            || self
+                .last_seen
+                .compare_exchange(before, now, Ordering::AcqRel, Ordering::Acquire)
+                .is_err()
+        {
+            return;
+        }
+        let hook = self
+            .hook
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .map(|h| h.clone_ref(py));
+        if let Some(hook) = hook
+            && let Err(e) = hook.call1(py, (state_of(before), state_of(now)))
+        {
+            e.write_unraisable(py, Some(hook.bind(py)));
+        }
+    }
+
+    /// The breaker's name, if it has one.
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+}
+
+fn window_config(
+    py: Python<'_>,
+    kind: &str,
+    size: i64,
+    bucket_width: f64,
+) -> PyResult<WindowConfig> {
+    match kind {
+        "count" => Ok(WindowConfig::Count {
+            size: count(py, "window.size", size, 1, COUNT_CAPACITY as u32)?,
+        }),
+        "time" => Ok(WindowConfig::Time {
+            buckets: count(py, "window.buckets", size, 1, TIME_CAPACITY as u32)?,
+            bucket_width_ns: secs_to_ns(py, "window.bucket_width", bucket_width)?,
+        }),
+        other => Err(errors::config_error(
+            py,
+            "window",
+            &format!("invalid window: kind must be 'count' or 'time', got {other:?}"),
+        )),
+    }
+}
+
+fn region_error(py: Python<'_>, name: &str, e: RegionError) -> PyErr {
+    match e {
+        RegionError::Config(c) => errors::from_config(py, c),
+        other => errors::shared_region(py, &format!("shared circuit breaker {name:?}: {other}")),
+    }
+}
+
+/// `seawall._native.Breaker`: the native half of `seawall.CircuitBreaker`.
+/// Durations are float seconds; thresholds are percentages `0 ..= 100`.
+#[pyclass(frozen, module = "seawall._native", name = "Breaker")]
+pub struct Breaker {
+    pub(crate) core: Arc<BreakerCore>,
+}
+
+#[pymethods]
+impl Breaker {
+    #[new]
+    #[pyo3(signature = (
+        *, window_kind, window_size, bucket_width, minimum_calls, failure_rate_threshold,
+        slow_call_rate_threshold, slow_call_duration, consecutive_failures, open_duration,
+        open_backoff_multiplier, max_open_duration, open_jitter_factor, half_open_max_calls,
+        half_open_success_threshold, half_open_max_wait, name=None, shared=None,
+        classifier=None, clock=None, jitter_seed=None, shm_timeout=2.0
+    ))]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one keyword per DESIGN §3 option"
+    )]
+    fn new(
+        py: Python<'_>,
+        window_kind: &str,
+        window_size: i64,
+        bucket_width: f64,
+        minimum_calls: i64,
+        failure_rate_threshold: Option<f64>,
+        slow_call_rate_threshold: f64,
+        slow_call_duration: Option<f64>,
+        consecutive_failures: Option<i64>,
+        open_duration: f64,
+        open_backoff_multiplier: f64,
+        max_open_duration: Option<f64>,
+        open_jitter_factor: f64,
+        half_open_max_calls: i64,
+        half_open_success_threshold: i64,
+        half_open_max_wait: Option<f64>,
+        name: Option<String>,
+        shared: Option<String>,
+        classifier: Option<Py<PyAny>>,
+        clock: Option<Py<PyAny>>,
+        jitter_seed: Option<u64>,
+        shm_timeout: f64,
+    ) -> PyResult<Self> {
+        let max_half_open = seawall_core::MAX_HALF_OPEN_CALLS;
+        let config = BreakerConfig {
+            window: window_config(py, window_kind, window_size, bucket_width)?,
+            minimum_calls: count(py, "minimum_calls", minimum_calls, 1, u32::MAX)?,
+            failure_rate_threshold: failure_rate_threshold
+                .map(|p| percent(py, "failure_rate_threshold", p))
+                .transpose()?,
+            slow_call_rate_threshold: percent(
+                py,
+                "slow_call_rate_threshold",
+                slow_call_rate_threshold,
+            )?,
+            slow_call_duration_ns: opt_secs_to_ns(py, "slow_call_duration", slow_call_duration)?,
+            consecutive_failures: consecutive_failures
+                .map(|n| {
+                    count(
+                        py,
+                        "consecutive_failures",
+                        n,
+                        1,
+                        seawall_core::MAX_CONSECUTIVE_FAILURES,
+                    )
+                })
+                .transpose()?,
+            open_duration_ns: secs_to_ns(py, "open_duration", open_duration)?,
+            open_backoff_multiplier: factor(
+                py,
+                "open_backoff_multiplier",
+                open_backoff_multiplier,
+                1.0,
+                f64::INFINITY,
+            )?,
+            max_open_duration_ns: opt_secs_to_ns(py, "max_open_duration", max_open_duration)?,
+            open_jitter_factor: factor(py, "open_jitter_factor", open_jitter_factor, 0.0, 1.0)?,
+            half_open_max_calls: count(
+                py,
+                "half_open_max_calls",
+                half_open_max_calls,
+                1,
+                max_half_open,
+            )?,
+            half_open_success_threshold: count(
+                py,
+                "half_open_success_threshold",
+                half_open_success_threshold,
+                1,
+                max_half_open,
+            )?,
+            half_open_max_wait_ns: opt_secs_to_ns(py, "half_open_max_wait", half_open_max_wait)?,
+            jitter_seed: jitter_seed.unwrap_or_else(seawall_ffi::breaker::entropy),
+        };
+        let backend = match shared {
+            Some(region) => {
+                let options = OpenOptions {
+                    init_timeout: std::time::Duration::from_nanos(secs_to_ns(
+                        py,
+                        "shm_timeout",
+                        shm_timeout,
+                    )?),
+                    ..OpenOptions::default()
+                };
+                // Attaching may wait for another process that is creating the region.
+                let opened = py.detach(|| SharedBreaker::open_shared(&region, &config, &options));
+                Backend::Shared(opened.map_err(|e| region_error(py, &region, e))?)
+            }
+            None => match config.window {
+                WindowConfig::Count { .. } => Backend::Count(Box::new(
+                    CircuitBreaker::new(config).map_err(|e| errors::from_config(py, e))?,
+                )),
+                WindowConfig::Time { .. } => Backend::Time(Box::new(
+                    CircuitBreaker::new(config).map_err(|e| errors::from_config(py, e))?,
+                )),
+            },
+        };
+        let core = BreakerCore {
+            backend,
+            clock: Clock::new(clock),
+            name,
+            classifier: classifier.map_or(Classifier::Default, Classifier::Custom),
+            watching: AtomicBool::new(false),
+            hook: Mutex::new(None),
+            last_seen: AtomicU64::new(0),
+        };
+        let (s, e) = core.observed();
+        core.last_seen.store(pack(s, e), Ordering::Release);
+        Ok(Self {
+            core: Arc::new(core),
+        })
+    }
+
+    /// Acquire a permit now, or raise `CircuitOpenError`.
+    fn acquire(&self, py: Python<'_>) -> PyResult<BreakerPermit> {
+        let start = self.core.clock.now(py)?;
+        let held = self.core.acquire(py, start)?;
+        Ok(BreakerPermit {
+            core: Arc::clone(&self.core),
+            held,
+            start,
+            used: AtomicBool::new(false),
+        })
+    }
+
+    /// Call `func(*args, **kwargs)` through the breaker.
+    #[pyo3(signature = (func, args, kwargs=None))]
+    fn call(
+        &self,
+        py: Python<'_>,
+        func: &Bound<'_, PyAny>,
+        args: &Bound<'_, pyo3::types::PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
+        guarded_call(py, &self.core, || {
+            func.call(args, kwargs).map(Bound::unbind)
+        })
+    }
+
+    /// `closed`, `open`, `half_open`, `forced_open` or `disabled` (reported
+    /// transitions are noticed on the way).
+    #[getter]
+    fn state(&self, py: Python<'_>) -> &'static str {
+        self.core.notice(py);
+        self.core.state().name()
+    }
+
+    /// The epoch: it changes with every state change.
+    #[getter]
+    fn epoch(&self) -> u32 {
+        self.core.epoch()
+    }
+
+    /// Seconds a rejection in `open` would report now, or `None`.
+    #[getter]
+    fn retry_after(&self, py: Python<'_>) -> PyResult<Option<f64>> {
+        let now = self.core.clock.now(py)?;
+        Ok(each!(self.core, b => b.retry_after(now)).map(ns_to_secs))
+    }
+
+    /// Whether the breaker lives in a shared region.
+    #[getter]
+    fn shared(&self) -> bool {
+        matches!(self.core.backend, Backend::Shared(_))
+    }
+
+    /// Whether this process created the shared region (always true for a local breaker).
+    #[getter]
+    fn created(&self) -> bool {
+        match &self.core.backend {
+            Backend::Shared(b) => b.created(),
+            _ => true,
+        }
+    }
+
+    #[getter]
+    fn name(&self) -> Option<&str> {
+        self.core.name()
+    }
+
+    /// Set (or clear) the transition hook `hook(old_state, new_state)`.
+    #[pyo3(signature = (hook))]
+    fn set_hook(&self, py: Python<'_>, hook: Option<Py<PyAny>>) {
+        let on = hook.is_some();
+        *self
+            .core
+            .hook
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = hook;
+        if on {
+            let (s, e) = self.core.observed();
+            self.core.last_seen.store(pack(s, e), Ordering::Release);
+        }
+        self.core.watching.store(on, Ordering::Release);
+        let _ = py;
+    }
+
+    /// Look for transitions now (made by any thread or process) and report them.
+    fn poll(&self, py: Python<'_>) {
+        self.core.notice(py);
+    }
+
+    fn force_open(&self, py: Python<'_>) {
+        each!(self.core, b => b.force_open());
+        self.core.notice(py);
+    }
+
+    fn disable(&self, py: Python<'_>) {
+        each!(self.core, b => b.disable());
+        self.core.notice(py);
+    }
+
+    fn reset(&self, py: Python<'_>) {
+        each!(self.core, b => b.reset());
+        self.core.notice(py);
+    }
+
+    /// Give back, as ignored, the permits of processes that no longer exist
+    /// (shared breakers; 0 for a local one). Scans the permit table.
+    fn reclaim_abandoned(&self, py: Python<'_>) -> PyResult<u64> {
+        let now = self.core.clock.now(py)?;
+        Ok(match &self.core.backend {
+            Backend::Shared(b) => b.reclaim_abandoned(now),
+            _ => 0,
+        })
+    }
+
+    /// Remove the shared region `name` (a missing one is fine).
+    #[staticmethod]
+    fn unlink_shared(py: Python<'_>, name: &str) -> PyResult<()> {
+        SharedBreaker::unlink_shared(name).map_err(|e| region_error(py, name, e))
+    }
+
+    /// A snapshot: state, window, rates (percent), totals (dict).
+    fn metrics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let now = self.core.clock.now(py)?;
+        let (m, outstanding) = match &self.core.backend {
+            Backend::Count(b) => (b.metrics(now), None),
+            Backend::Time(b) => (b.metrics(now), None),
+            Backend::Shared(b) => {
+                let m = b.metrics(now);
+                (m.core, Some(m.permits_outstanding))
+            }
+        };
+        let rate = |r: Option<seawall_core::Ratio>| r.map(|r| r.ppm() as f64 / 10_000.0);
+        let d = PyDict::new(py);
+        d.set_item("name", self.core.name())?;
+        d.set_item("state", m.state.name())?;
+        d.set_item("epoch", m.epoch)?;
+        let w = PyDict::new(py);
+        w.set_item("calls", m.window.calls)?;
+        w.set_item("failures", m.window.failures)?;
+        w.set_item("slow_calls", m.window.slow)?;
+        w.set_item("slow_failures", m.window.slow_failures)?;
+        d.set_item("window", w)?;
+        d.set_item("failure_rate", rate(m.failure_rate))?;
+        d.set_item("slow_call_rate", rate(m.slow_call_rate))?;
+        d.set_item("consecutive_failures", m.consecutive_failures)?;
+        d.set_item("half_open_in_flight", m.half_open_in_flight)?;
+        d.set_item("half_open_successes", m.half_open_successes)?;
+        d.set_item("openings", m.openings)?;
+        d.set_item("retry_after", m.retry_after_ns.map(ns_to_secs))?;
+        d.set_item("permits_outstanding", outstanding)?;
+        let t = PyDict::new(py);
+        let tot = m.totals;
+        t.set_item("admitted", tot.admitted)?;
+        t.set_item("rejected", tot.rejected)?;
+        t.set_item("successes", tot.successes)?;
+        t.set_item("failures", tot.failures)?;
+        t.set_item("slow", tot.slow)?;
+        t.set_item("ignored", tot.ignored)?;
+        t.set_item("stale", tot.stale)?;
+        t.set_item("transitions", tot.transitions)?;
+        d.set_item("totals", t)?;
+        Ok(d)
+    }
+
+    /// The outcome this breaker gives an exception (`success`, `failure`, `ignored`).
+    fn classify(&self, py: Python<'_>, exc: &Bound<'_, PyAny>) -> &'static str {
+        outcome_name(self.core.classifier.classify(py, exc))
+    }
+}
+
+/// Acquire, run `call`, record its outcome: the breaker layer of every sync path.
+pub fn guarded_call(
+    py: Python<'_>,
+    core: &BreakerCore,
+    call: impl FnOnce() -> PyResult<Py<PyAny>>,
+) -> PyResult<Py<PyAny>> {
+    let start = core.clock.now(py)?;
+    let held = core.acquire(py, start)?;
+    match call() {
+        Ok(v) => {
+            let end = core.clock.now_or(py, start);
+            core.record(py, held, Outcome::Success, end.saturating_sub(start), end);
+            Ok(v)
+        }
+        Err(e) => {
+            core.record_error(py, held, e.value(py).as_any(), start);
+            Err(e)
+        }
+    }
+}
+
+/// A breaker permit held by Python code (`breaker.acquire()`, the context
+/// manager and the async and generator wrappers). It records exactly once; a
+/// permit dropped unrecorded counts as ignored, so a half-open probe slot is never
+/// lost.
+#[pyclass(frozen, module = "seawall._native", name = "Permit")]
+pub struct BreakerPermit {
+    core: Arc<BreakerCore>,
+    held: Held,
+    start: u64,
+    used: AtomicBool,
+}
+
+impl BreakerPermit {
+    fn take(&self, py: Python<'_>) -> PyResult<()> {
+        if self.used.swap(true, Ordering::AcqRel) {
+            return Err(errors::permit_used(py, "circuit breaker"));
+        }
+        Ok(())
+    }
+
+    fn finish(&self, py: Python<'_>, outcome: Outcome, duration: Option<f64>) -> PyResult<()> {
+        let d = opt_secs_to_ns(py, "duration", duration)?;
+        let end = self.core.clock.now(py)?;
+        self.take(py)?;
+        let d = d.unwrap_or_else(|| end.saturating_sub(self.start));
+        self.core.record(py, self.held, outcome, d, end);
+        Ok(())
+    }
+}
+
+#[pymethods]
+impl BreakerPermit {
+    /// Record `outcome` (`success`, `failure` or `ignored`); `duration` in seconds
+    /// (default: since the permit was acquired).
+    #[pyo3(signature = (outcome, duration=None))]
+    fn record(&self, py: Python<'_>, outcome: &str, duration: Option<f64>) -> PyResult<()> {
+        let o = outcome_from(outcome).ok_or_else(|| {
+            pyo3::exceptions::PyValueError::new_err(format!(
+                "outcome must be 'success', 'failure' or 'ignored', got {outcome:?}"
+            ))
+        })?;
+        self.finish(py, o, duration)
+    }
+
+    #[pyo3(signature = (duration=None))]
+    fn success(&self, py: Python<'_>, duration: Option<f64>) -> PyResult<()> {
+        self.finish(py, Outcome::Success, duration)
+    }
+
+    #[pyo3(signature = (duration=None))]
+    fn failure(&self, py: Python<'_>, duration: Option<f64>) -> PyResult<()> {
+        self.finish(py, Outcome::Failure, duration)
+    }
+
+    fn ignore(&self, py: Python<'_>) -> PyResult<()> {
+        self.finish(py, Outcome::Ignored, Some(0.0))
+    }
+
+    /// Record the outcome the breaker's rule gives `exc`; returns its name.
+    #[pyo3(signature = (exc, duration=None))]
+    fn record_exception(
+        &self,
+        py: Python<'_>,
+        exc: &Bound<'_, PyAny>,
+        duration: Option<f64>,
+    ) -> PyResult<&'static str> {
+        let o = self.core.classifier.classify(py, exc);
+        self.finish(py, o, duration)?;
+        Ok(outcome_name(o))
+    }
+
+    /// Whether the permit was recorded.
+    #[getter]
+    fn used(&self) -> bool {
+        self.used.load(Ordering::Acquire)
+    }
+
+    /// The breaker epoch that admitted the call.
+    #[getter]
+    fn epoch(&self) -> u32 {
+        self.held.epoch()
+    }
+}
+
+impl Drop for BreakerPermit {
+    fn drop(&mut self) {
+        if !self.used.swap(true, Ordering::AcqRel) {
+            self.core
+                .record_quiet(self.held, Outcome::Ignored, 0, self.start);
+        }
+    }
+}

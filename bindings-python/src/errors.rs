@@ -1,0 +1,124 @@
+//! The Python exceptions the native module raises. They are defined in Python
+//! (`seawall/_errors.py`, where users read them) and looked up once here.
+
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::PyType;
+use seawall_core::{ConfigError, Field};
+
+const MODULE: &str = "seawall._errors";
+
+static CONFIG: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static CIRCUIT_OPEN: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static BULKHEAD_FULL: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static PERMIT_USED: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static SHARED: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static SEAWALL: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+fn raise(
+    py: Python<'_>,
+    cell: &'static PyOnceLock<Py<PyType>>,
+    name: &str,
+    args: impl for<'py> pyo3::call::PyCallArgs<'py>,
+) -> PyErr {
+    match cell.import(py, MODULE, name) {
+        Ok(cls) => match cls.call1(args) {
+            Ok(exc) => PyErr::from_value(exc),
+            Err(e) => e,
+        },
+        Err(e) => e,
+    }
+}
+
+/// The Python name of a core configuration field: the keyword argument a user
+/// wrote (`semaphore.max_queue` is `max_queue`; window fields keep `window.`).
+#[must_use]
+pub fn field_name(field: Field) -> &'static str {
+    match field {
+        Field::PriorityShares => "shares",
+        other => {
+            let name = other.name();
+            if name.starts_with("window.") {
+                return name;
+            }
+            name.rsplit_once('.').map_or(name, |(_, last)| last)
+        }
+    }
+}
+
+/// `SeawallConfigError(message, field)`.
+pub fn config_error(py: Python<'_>, field: &str, message: &str) -> PyErr {
+    raise(py, &CONFIG, "SeawallConfigError", (message, field))
+}
+
+/// A core [`ConfigError`] as `SeawallConfigError`, naming the Python field.
+pub fn from_config(py: Python<'_>, e: ConfigError) -> PyErr {
+    let field = field_name(e.field);
+    let text = e.to_string();
+    // The core names the field in DESIGN terms; say it as the user wrote it.
+    let text = text.replacen(e.field.name(), field, 1);
+    config_error(py, field, &text)
+}
+
+/// `CircuitOpenError(message, name, state, retry_after)`.
+pub fn circuit_open(
+    py: Python<'_>,
+    name: Option<&str>,
+    state: &'static str,
+    retry_after_ns: Option<u64>,
+) -> PyErr {
+    let who = name.map_or_else(
+        || "circuit breaker".to_owned(),
+        |n| format!("circuit breaker {n:?}"),
+    );
+    let retry_after = retry_after_ns.map(crate::time::ns_to_secs);
+    let message = match retry_after {
+        Some(s) => format!("{who} is {state}; retry after {s:.3} s"),
+        None => format!("{who} is {state}"),
+    };
+    raise(
+        py,
+        &CIRCUIT_OPEN,
+        "CircuitOpenError",
+        (message, name, state, retry_after),
+    )
+}
+
+/// `BulkheadFullError(message, name, active, queued, reason)`.
+pub fn bulkhead_full(
+    py: Python<'_>,
+    name: Option<&str>,
+    reason: &'static str,
+    active: u32,
+    queued: u32,
+) -> PyErr {
+    let who = name.map_or_else(|| "bulkhead".to_owned(), |n| format!("bulkhead {n:?}"));
+    let why = match reason {
+        "shed" => "shed this priority (its share is in use)",
+        "timeout" => "kept the caller waiting past its queue timeout",
+        _ => "is full",
+    };
+    let message = format!("{who} {why}: {active} active, {queued} queued");
+    raise(
+        py,
+        &BULKHEAD_FULL,
+        "BulkheadFullError",
+        (message, name, active, queued, reason),
+    )
+}
+
+/// `PermitAlreadyUsedError(message)`.
+pub fn permit_used(py: Python<'_>, what: &str) -> PyErr {
+    let message = format!("this {what} permit was already used: a permit records or releases once");
+    raise(py, &PERMIT_USED, "PermitAlreadyUsedError", (message,))
+}
+
+/// `SharedRegionError(message)`.
+pub fn shared_region(py: Python<'_>, message: &str) -> PyErr {
+    raise(py, &SHARED, "SharedRegionError", (message,))
+}
+
+/// `SeawallError(message)`.
+pub fn seawall(py: Python<'_>, message: &str) -> PyErr {
+    raise(py, &SEAWALL, "SeawallError", (message,))
+}

@@ -1,0 +1,47 @@
+//! `seawall._native`: the native half of the Python package `seawall`.
+//!
+//! `PyO3` classes over the lock-free core (`seawall-core`) and the shared regions
+//! of `seawall-ffi`; the Python half (`python/seawall/`) gives them the API
+//! Python users expect. Durations are `float` seconds at this edge and `u64`
+//! nanoseconds of `CLOCK_MONOTONIC` inside; percentages are `0 ..= 100`.
+//!
+//! Every class is `frozen` and made of atomics (and, for a bulkhead's sleeping
+//! waiters, a mutex held only to add or collect entries), so the module is safe
+//! without the GIL: it declares `gil_used = false` for free-threaded `CPython`.
+
+mod breaker;
+mod bulkhead;
+mod classify;
+mod deadline;
+mod errors;
+mod guarded;
+mod retry;
+mod time;
+
+use pyo3::prelude::*;
+
+/// The module.
+#[pymodule(gil_used = false)]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<breaker::Breaker>()?;
+    m.add_class::<breaker::BreakerPermit>()?;
+    m.add_class::<bulkhead::Bulkhead>()?;
+    m.add_class::<bulkhead::BulkheadPermit>()?;
+    m.add_class::<bulkhead::BulkheadTicket>()?;
+    m.add_class::<guarded::Guarded>()?;
+    m.add_class::<retry::RetryPolicy>()?;
+    m.add_class::<retry::RetryBudget>()?;
+    m.add_class::<retry::RetryThrottle>()?;
+    m.add_class::<retry::Backoff>()?;
+    m.add_class::<deadline::Deadline>()?;
+    m.add_class::<deadline::Health>()?;
+    m.add_function(wrap_pyfunction!(time::monotonic, m)?)?;
+    m.add_function(wrap_pyfunction!(retry::splitmix64, m)?)?;
+    m.add("COUNT_WINDOW_CAPACITY", breaker::COUNT_CAPACITY)?;
+    m.add("TIME_WINDOW_CAPACITY", breaker::TIME_CAPACITY)?;
+    m.add("QUEUE_CAPACITY", bulkhead::QUEUE_CAPACITY)?;
+    m.add("HEALTH_BUCKETS", deadline::HEALTH_BUCKETS)?;
+    m.add("ABI_VERSION", seawall_ffi::ABI_VERSION)?;
+    m.add("SHARED_SUPPORTED", seawall_ffi::shared::native_atomics())?;
+    Ok(())
+}

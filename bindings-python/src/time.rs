@@ -1,0 +1,144 @@
+//! Time at the Python edge: `float` seconds outside, `u64` nanoseconds of the OS
+//! monotonic clock inside (DESIGN §0), and conversions of percentages and factors
+//! to the core's parts per million, each refusing what it cannot represent.
+
+use pyo3::prelude::*;
+use seawall_core::Ratio;
+
+use crate::errors::config_error;
+
+/// Seconds → whole nanoseconds, rounded to nearest, saturating at `u64::MAX`.
+/// A negative, NaN or infinite value is a `SeawallConfigError` naming `field`.
+pub fn secs_to_ns(py: Python<'_>, field: &str, secs: f64) -> PyResult<u64> {
+    if !secs.is_finite() || secs < 0.0 {
+        return Err(config_error(
+            py,
+            field,
+            &format!("invalid {field}: must be a finite number of seconds >= 0, got {secs}"),
+        ));
+    }
+    Ok(round_ns(secs * 1e9))
+}
+
+/// An optional duration (`None` turns a rule off).
+pub fn opt_secs_to_ns(py: Python<'_>, field: &str, secs: Option<f64>) -> PyResult<Option<u64>> {
+    secs.map(|s| secs_to_ns(py, field, s)).transpose()
+}
+
+#[allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    reason = "finite and non-negative, checked by the callers; saturates above u64::MAX"
+)]
+fn round_ns(ns: f64) -> u64 {
+    if ns >= 18_446_744_073_709_551_615.0 {
+        u64::MAX
+    } else {
+        ns.round() as u64
+    }
+}
+
+/// Nanoseconds → seconds.
+#[must_use]
+pub fn ns_to_secs(ns: u64) -> f64 {
+    ns as f64 / 1e9
+}
+
+/// A percentage `0 ..= 100` as a ratio, to the nearest part per million.
+pub fn percent(py: Python<'_>, field: &str, p: f64) -> PyResult<Ratio> {
+    if !p.is_finite() || !(0.0..=100.0).contains(&p) {
+        return Err(config_error(
+            py,
+            field,
+            &format!("invalid {field}: must be a percentage between 0 and 100, got {p}"),
+        ));
+    }
+    Ok(ppm_of_percent(p))
+}
+
+/// A percentage already checked to be finite and non-negative, to the nearest
+/// part per million (`p · 10 000`, as the conformance scenarios compute it).
+#[must_use]
+pub fn ppm_of_percent(p: f64) -> Ratio {
+    Ratio::from_ppm(round_ns(p * 10_000.0))
+}
+
+/// A factor in `min ..= max` as a ratio, to the nearest part per million.
+pub fn factor(py: Python<'_>, field: &str, f: f64, min: f64, max: f64) -> PyResult<Ratio> {
+    if !f.is_finite() || f < min || f > max {
+        let upper = if max.is_finite() {
+            format!(" and {max}")
+        } else {
+            String::new()
+        };
+        let range = if upper.is_empty() {
+            format!("at least {min}")
+        } else {
+            format!("between {min}{upper}")
+        };
+        return Err(config_error(
+            py,
+            field,
+            &format!("invalid {field}: must be {range}, got {f}"),
+        ));
+    }
+    Ok(Ratio::from_ppm(round_ns(f * 1e6)))
+}
+
+/// A whole number `min ..= max` as `u32`.
+pub fn count(py: Python<'_>, field: &str, n: i64, min: u32, max: u32) -> PyResult<u32> {
+    match u32::try_from(n) {
+        Ok(v) if (min..=max).contains(&v) => Ok(v),
+        _ => Err(config_error(
+            py,
+            field,
+            &format!("invalid {field}: must be a whole number between {min} and {max}, got {n}"),
+        )),
+    }
+}
+
+/// Where "now" comes from: the OS monotonic clock (`CLOCK_MONOTONIC`, shared by
+/// every process of the host), or a Python callable returning seconds (tests,
+/// simulations).
+pub enum Clock {
+    /// `CLOCK_MONOTONIC`.
+    Os,
+    /// A callable returning monotonic seconds as a float.
+    Custom(Py<PyAny>),
+}
+
+impl Clock {
+    /// From the optional `clock=` argument.
+    #[must_use]
+    pub fn new(clock: Option<Py<PyAny>>) -> Self {
+        clock.map_or(Self::Os, Self::Custom)
+    }
+
+    /// Now, in nanoseconds.
+    pub fn now(&self, py: Python<'_>) -> PyResult<u64> {
+        match self {
+            Self::Os => Ok(seawall_ffi::clock::monotonic_ns()),
+            Self::Custom(f) => {
+                let s: f64 = f.call0(py)?.extract(py)?;
+                secs_to_ns(py, "clock()", s)
+            }
+        }
+    }
+
+    /// Now, or `fallback` if a custom clock fails (its error is reported as
+    /// unraisable): used where an error must not replace the user's own result.
+    pub fn now_or(&self, py: Python<'_>, fallback: u64) -> u64 {
+        self.now(py).unwrap_or_else(|e| {
+            e.write_unraisable(py, None);
+            fallback
+        })
+    }
+}
+
+/// `monotonic() -> float`: seconds of the OS monotonic clock the native module
+/// reads (`CLOCK_MONOTONIC`; the same clock as `time.monotonic()` on Linux).
+#[pyfunction]
+#[must_use]
+pub fn monotonic() -> f64 {
+    ns_to_secs(seawall_ffi::clock::monotonic_ns())
+}
