@@ -54,7 +54,7 @@ impl Deadline {
 }
 
 /// Buckets a health window may have.
-pub const HEALTH_BUCKETS: usize = 32;
+pub const HEALTH_BUCKETS: usize = 60;
 
 /// `seawall.Health`: windowed latency (log-linear histogram, p50/p90/p99 within
 /// 3.125 %) and error rate of one dependency, and its status: unhealthy if the
