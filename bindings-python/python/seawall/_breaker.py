@@ -22,7 +22,6 @@ from typing import (
     TypeVar,
     Union,
     cast,
-    overload,
 )
 
 from . import _native, _registry
@@ -218,7 +217,7 @@ class CircuitBreaker:
         ``permits_outstanding`` (shared only) and lifetime ``totals``
         (``admitted``, ``rejected``, ``successes``, ``failures``, ``slow``,
         ``ignored``, ``stale``, ``transitions``)."""
-        return cast(Dict[str, Any], self._native.metrics())
+        return self._native.metrics()
 
     def force_open(self) -> None:
         """Reject every call until :meth:`reset` (``forced_open``)."""
@@ -296,13 +295,7 @@ class CircuitBreaker:
         permit.success()
         return result
 
-    @overload
-    def __call__(self, fn: F) -> F: ...
-
-    @overload
-    def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]: ...
-
-    def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+    def __call__(self, fn: F) -> F:
         """Decorate a function, an ``async def`` function, a generator or an
         async generator."""
         native = self._native
@@ -318,9 +311,9 @@ class CircuitBreaker:
                 permit.success()
                 return result
 
-            return functools.wraps(fn)(async_wrapper)
+            return cast(F, functools.wraps(fn)(async_wrapper))
         if inspect.isasyncgenfunction(fn):
-            return functools.wraps(fn)(_guard_async_gen(native, fn))
+            return cast(F, functools.wraps(fn)(_guard_async_gen(native, fn)))
         if inspect.isgeneratorfunction(fn):
 
             def gen_wrapper(*args: Any, **kwargs: Any) -> Generator[Any, Any, Any]:
@@ -333,10 +326,10 @@ class CircuitBreaker:
                 permit.success()
                 return result
 
-            return functools.wraps(fn)(gen_wrapper)
+            return cast(F, functools.wraps(fn)(gen_wrapper))
         if not callable(fn):
             raise TypeError(f"CircuitBreaker decorates callables, got {fn!r}")
-        return functools.update_wrapper(_native.Guarded(fn, breaker=native), fn)
+        return cast(F, functools.update_wrapper(_native.Guarded(fn, breaker=native), fn))
 
     # -- with / async with ---------------------------------------------------
 
@@ -344,19 +337,18 @@ class CircuitBreaker:
         self._held.push(self._native.acquire())
         return self
 
-    def __exit__(self, et: Any, exc: Optional[BaseException], tb: Any) -> bool:
+    def __exit__(self, et: Any, exc: Optional[BaseException], tb: Any) -> None:
         permit = self._held.pop()
         if exc is None:
             permit.success()
         else:
             permit.record_exception(exc)
-        return False
 
     async def __aenter__(self) -> "CircuitBreaker":
         return self.__enter__()
 
-    async def __aexit__(self, et: Any, exc: Optional[BaseException], tb: Any) -> bool:
-        return self.__exit__(et, exc, tb)
+    async def __aexit__(self, et: Any, exc: Optional[BaseException], tb: Any) -> None:
+        self.__exit__(et, exc, tb)
 
     def __repr__(self) -> str:
         return f"<CircuitBreaker name={self.name!r} state={self._native.state} shared={self.shared}>"

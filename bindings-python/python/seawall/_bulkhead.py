@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
-from typing import Any, Callable, Dict, Generator, Mapping, Optional, TypeVar, Union, cast, overload
+from typing import Any, Callable, Dict, Generator, Mapping, Optional, Tuple, TypeVar, Union, cast, overload
 
 from . import _native, _registry
 from ._stack import HeldStack
@@ -78,7 +78,7 @@ class Bulkhead:
         _poll_only: bool = False,
         _poll_interval: Optional[float] = None,
     ) -> None:
-        share_tuple = None
+        share_tuple: Optional[Tuple[float, float, float, float]] = None
         if shares is not None:
             unknown = set(shares) - set(PRIORITIES)
             if unknown:
@@ -87,7 +87,8 @@ class Bulkhead:
                 raise SeawallConfigError(
                     f"invalid shares: unknown priorities {sorted(unknown)}; use {PRIORITIES}", "shares"
                 )
-            share_tuple = tuple(float(shares.get(p, 100.0)) for p in PRIORITIES)
+            c, h, n, lo = (float(shares.get(p, 100.0)) for p in PRIORITIES)
+            share_tuple = (c, h, n, lo)
         self._native = _native.Bulkhead(
             max_concurrent=max_concurrent,
             max_queue=max_queue,
@@ -137,7 +138,7 @@ class Bulkhead:
     def metrics(self) -> Dict[str, Any]:
         """``active``, ``queued``, ``max_concurrent``, ``max_queue``, and lifetime
         ``admitted``, ``rejected_shed``, ``rejected_full``, ``rejected_timeout``."""
-        return cast(Dict[str, Any], self._native.metrics())
+        return self._native.metrics()
 
     # -- permits -------------------------------------------------------------
 
@@ -155,7 +156,7 @@ class Bulkhead:
         """The core protocol, for other event loops: a permit now, or a
         :class:`BulkheadTicket` to poll (``granted()``), ``take()`` or
         ``cancel()``."""
-        return cast(Any, self._native.enqueue(priority or self.priority))
+        return self._native.enqueue(priority or self.priority)
 
     async def acquire_async(self, priority: Optional[str] = None, timeout: Any = _DEFAULT) -> "_native.BulkheadPermit":
         """A permit for asyncio code: waits on a future that a release resolves
@@ -244,17 +245,15 @@ class Bulkhead:
         self._held.push(self.acquire())
         return self
 
-    def __exit__(self, *exc: Any) -> bool:
+    def __exit__(self, *exc: Any) -> None:
         self._held.pop().release()
-        return False
 
     async def __aenter__(self) -> "Bulkhead":
         self._held.push(await self.acquire_async())
         return self
 
-    async def __aexit__(self, *exc: Any) -> bool:
+    async def __aexit__(self, *exc: Any) -> None:
         self._held.pop().release()
-        return False
 
     def __repr__(self) -> str:
         return (

@@ -9,12 +9,12 @@ the native layer decides that before any spec is consulted.
 
 from __future__ import annotations
 
-from typing import Callable, Optional, Tuple, Type, Union
+from typing import Callable, List, Optional, Tuple, Type, Union, cast
 
 ExceptionSpec = Union[
     Type[BaseException],
     Tuple[Type[BaseException], ...],
-    "list[Type[BaseException]]",
+    List[Type[BaseException]],
     Callable[[BaseException], bool],
 ]
 
@@ -36,7 +36,7 @@ def matcher(spec: Optional[ExceptionSpec], what: str) -> Optional[Callable[[Base
                 raise TypeError(f"{what}: {t!r} is not an exception type")
         return lambda e: isinstance(e, types)
     if callable(spec):
-        pred = spec
+        pred = cast(Callable[[BaseException], object], spec)
         return lambda e: bool(pred(e))
     raise TypeError(f"{what} must be exception types or a predicate, got {spec!r}")
 

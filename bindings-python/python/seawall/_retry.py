@@ -28,7 +28,6 @@ from typing import (
     Tuple,
     TypeVar,
     cast,
-    overload,
 )
 
 from . import _native, _registry
@@ -211,7 +210,7 @@ class Retry:
     def stats(self) -> Dict[str, int]:
         """Decisions so far: ``allowed`` retries and give-ups by reason
         (``max_attempts``, ``deadline``, ``budget_exhausted``, ``throttled``)."""
-        return cast(Dict[str, int], self._native.tally())
+        return self._native.tally()
 
     # -- the decision --------------------------------------------------------
 
@@ -309,13 +308,7 @@ class Retry:
 
     # -- decorator -----------------------------------------------------------
 
-    @overload
-    def __call__(self, fn: F) -> F: ...
-
-    @overload
-    def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]: ...
-
-    def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+    def __call__(self, fn: F) -> F:
         """Decorate a function or an ``async def`` function (a generator cannot be
         re-run from the middle, so generator functions are refused)."""
         if inspect.iscoroutinefunction(fn):
@@ -323,13 +316,13 @@ class Retry:
             async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
                 return await self._run_async(fn, args, kwargs)
 
-            return functools.wraps(fn)(async_wrapper)
+            return cast(F, functools.wraps(fn)(async_wrapper))
         if inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn):
             raise TypeError("Retry cannot re-run a generator; retry the code that consumes it")
         if not callable(fn):
             raise TypeError(f"Retry decorates callables, got {fn!r}")
         guarded = _native.Guarded(fn, retry=self._native, retry_slow=self._slow_sync)
-        return functools.update_wrapper(guarded, fn)
+        return cast(F, functools.update_wrapper(guarded, fn))
 
     # -- block form ----------------------------------------------------------
 

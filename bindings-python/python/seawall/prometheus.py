@@ -70,8 +70,8 @@ class SeawallCollector(Collector):
             n = _label(o)
             if isinstance(o, CircuitBreaker):
                 m = o.metrics()
-                for s in State:
-                    state.add_metric([n, s.value], 1.0 if m["state"] == s.value else 0.0)
+                for st in State:
+                    state.add_metric([n, st.value], 1.0 if m["state"] == st.value else 0.0)
                 t = m["totals"]
                 calls.add_metric([n, "success"], t["successes"])
                 calls.add_metric([n, "failure"], t["failures"])

@@ -1,0 +1,144 @@
+"""Typed use of the public API; `mypy --strict` must accept it (test_typing.py)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Dict, List, Optional
+
+import seawall
+from seawall import (
+    Backoff,
+    Bulkhead,
+    BulkheadPermit,
+    CircuitBreaker,
+    CircuitOpenError,
+    CountWindow,
+    Deadline,
+    Policy,
+    PolicyResult,
+    Retry,
+    RetryBudget,
+    RetryState,
+    StaleCache,
+    State,
+    TimeWindow,
+    fallback,
+    timeout,
+    wrap,
+)
+
+breaker = CircuitBreaker(
+    failure_rate_threshold=50.0,
+    minimum_calls=20,
+    window=TimeWindow(10.0, buckets=10),
+    slow_call_duration=2.0,
+    open_duration=30.0,
+    half_open_max_calls=2,
+    record_on=(OSError, TimeoutError),
+    ignore_on=lambda e: isinstance(e, KeyError),
+    name="payments",
+)
+count_breaker = CircuitBreaker(window=CountWindow(100), consecutive_failures=5)
+
+
+def on_change(b: CircuitBreaker, old: State, new: State) -> None:
+    print(b.name, old.value, new.value)
+
+
+breaker.add_listener(on_change)
+
+
+@breaker
+def charge(amount: int) -> str:
+    return f"charged {amount}"
+
+
+@breaker
+async def charge_async(amount: int) -> str:
+    await asyncio.sleep(0)
+    return f"charged {amount}"
+
+
+def use_breaker() -> Optional[float]:
+    s: str = charge(5)
+    with breaker:
+        pass
+    permit = breaker.acquire()
+    permit.success()
+    m: Dict[str, Any] = breaker.metrics()
+    state: State = breaker.state
+    try:
+        charge(1)
+    except CircuitOpenError as e:
+        return e.retry_after
+    print(s, m, state)
+    return None
+
+
+def log_sleep(s: RetryState) -> None:
+    print(s.attempt, s.delay, s.exception)
+
+
+retry = Retry(
+    attempts=4,
+    backoff=Backoff(base=0.05, multiplier=2.0, max=1.0, jitter="decorrelated"),
+    retry_on=OSError,
+    budget=RetryBudget(ttl=10.0, min_retries_per_sec=10, percent_can_retry=20.0),
+    timeout=5.0,
+    before_sleep=log_sleep,
+)
+
+
+@retry
+def fetch(url: str) -> bytes:
+    return url.encode()
+
+
+def use_retry() -> List[bytes]:
+    out = [fetch("a")]
+    for attempt in retry:
+        with attempt:
+            out.append(fetch("b"))
+    return out
+
+
+bulkhead = Bulkhead(10, 20, queue_timeout=1.0, shares={"low": 20})
+
+
+@bulkhead(priority="high")
+def work(x: int) -> int:
+    return x * 2
+
+
+async def use_async() -> int:
+    permit: BulkheadPermit = await bulkhead.acquire_async("normal")
+    permit.release()
+    async with bulkhead:
+        pass
+    async with timeout(1.0) as d:
+        left: float = d.remaining()
+    async for attempt in retry:
+        with attempt:
+            await charge_async(int(left))
+    return len(await charge_async(1))
+
+
+policy: Policy = wrap(fallback(StaleCache(maxsize=100), "default"), bulkhead, breaker, retry, 2.0)
+
+
+def use_policy() -> str:
+    r: PolicyResult[str] = policy.execute(charge, 3)
+    if r.degraded:
+        print(r.source, r.error)
+    with Deadline(1.0) as d:
+        d.allocate(0.5)
+    return r.value
+
+
+def use_policy_decorator() -> str:
+    guarded = Policy(breaker=breaker, retry=retry)(charge)
+    return guarded(7)
+
+
+if __name__ == "__main__":
+    print(use_breaker(), use_retry(), work(2), use_policy(), seawall.__version__)
