@@ -72,6 +72,14 @@ build_embedded thumbv7em-none-eabihf ""
 build_embedded thumbv6m-none-eabi critical-section
 build_embedded riscv32imc-unknown-none-elf single-core
 
+step "Python package: conformance, pytest, mypy --strict, stubtest (scripts/test-python.sh)"
+rc=0; bash scripts/test-python.sh || rc=$?
+case $rc in
+  0) ;;
+  3) skipped+=("Python package tests: the venv or its pinned tools could not be installed") ;;
+  *) exit "$rc" ;;
+esac
+
 step "benchmarks compile"
 cargo check -q --locked -p seawall-benches --benches
 

@@ -1,0 +1,113 @@
+"""Per-call overhead of seawall next to its Python peers, in one run.
+
+    python benches/python/bench_overhead.py [--quick]
+
+Measures a decorated no-op through each library and the bare call, takes the
+best of several repeats (the least disturbed by the machine), subtracts the bare
+call and prints each overhead in ns per call and as ratios:
+
+* circuit breaker: seawall vs pybreaker and circuitbreaker;
+* retry, success path: seawall vs tenacity and stamina;
+* for context: seawall's bulkhead, a whole policy, and a breaker shared by
+  processes (/dev/shm).
+
+Needs the peers installed (bindings-python/requirements-test.txt pins them);
+a missing peer is reported and skipped. Not a test: nothing here asserts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import timeit
+from typing import Callable, Dict, List, Optional, Tuple
+
+
+def noop(x: int = 0) -> int:
+    return x
+
+
+def build() -> Tuple[Dict[str, Callable[..., int]], List[str]]:
+    import seawall
+
+    fns: Dict[str, Callable[..., int]] = {"bare call": noop}
+    missing: List[str] = []
+    fns["seawall breaker"] = seawall.CircuitBreaker()(noop)
+    shared_name = f"bench-{os.getpid()}"
+    fns["seawall breaker (shared)"] = seawall.CircuitBreaker(shared=shared_name)(noop)
+    fns["seawall retry"] = seawall.Retry(attempts=3)(noop)
+    fns["seawall bulkhead"] = seawall.Bulkhead(100)(noop)
+    fns["seawall bulkhead+breaker+retry"] = seawall.wrap(
+        seawall.Bulkhead(100), seawall.CircuitBreaker(), seawall.Retry(attempts=3)
+    )(noop)
+    try:
+        import pybreaker
+
+        fns["pybreaker"] = pybreaker.CircuitBreaker(fail_max=5, reset_timeout=30)(noop)
+    except ImportError:
+        missing.append("pybreaker")
+    try:
+        from circuitbreaker import circuit
+
+        fns["circuitbreaker"] = circuit(failure_threshold=5, recovery_timeout=30)(noop)
+    except ImportError:
+        missing.append("circuitbreaker")
+    try:
+        import tenacity
+
+        fns["tenacity retry"] = tenacity.retry(stop=tenacity.stop_after_attempt(3))(noop)
+    except ImportError:
+        missing.append("tenacity")
+    try:
+        import stamina
+
+        fns["stamina retry"] = stamina.retry(on=Exception, attempts=3)(noop)
+    except ImportError:
+        missing.append("stamina")
+    seawall.CircuitBreaker.unlink_shared(shared_name)
+    return fns, missing
+
+
+def per_call_ns(fn: Callable[..., int], number: int, repeat: int) -> float:
+    t = timeit.Timer(lambda: fn(1))
+    return min(t.repeat(repeat=repeat, number=number)) / number * 1e9
+
+
+def ratio(a: Optional[float], b: Optional[float]) -> str:
+    if a is None or b is None or b <= 0:
+        return "n/a"
+    return f"{a / b:.3f}  (1/{b / a:.1f})" if a > 0 else "n/a"
+
+
+def main(argv: List[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="a few thousand calls (a smoke run)")
+    args = ap.parse_args(argv)
+    number, repeat = (2_000, 2) if args.quick else (200_000, 7)
+    fns, missing = build()
+    # Interleave the libraries round by round so drift hits them alike.
+    best: Dict[str, float] = {k: float("inf") for k in fns}
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            best[name] = min(best[name], per_call_ns(fn, number, 1))
+    bare = best["bare call"]
+    over = {k: max(v - bare, 0.0) for k, v in best.items()}
+    print(f"Python {sys.version.split()[0]}, {number} calls x {repeat} rounds, best round")
+    print(f"{'':34} {'ns/call':>10} {'overhead ns':>12}")
+    for name in fns:
+        print(f"{name:34} {best[name]:10.1f} {over[name]:12.1f}")
+    for m in missing:
+        print(f"{m:34} {'not installed: skipped':>23}")
+    g = over.get
+    print()
+    print("overhead ratios (lower is better for seawall):")
+    print(f"  seawall breaker / pybreaker        {ratio(g('seawall breaker'), g('pybreaker'))}")
+    print(f"  seawall breaker / circuitbreaker   {ratio(g('seawall breaker'), g('circuitbreaker'))}")
+    print(f"  seawall retry   / tenacity         {ratio(g('seawall retry'), g('tenacity retry'))}")
+    print(f"  seawall retry   / stamina          {ratio(g('seawall retry'), g('stamina retry'))}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
