@@ -19,15 +19,40 @@ warn() { printf '\n!!! PYTHON TESTS: %s\n\n' "$*" >&2; }
 export PATH="$VENV/bin:$PATH"
 pip install -q -r bindings-python/requirements-test.txt \
   || { warn "pip could not install bindings-python/requirements-test.txt"; exit 3; }
-# maturin (from the pinned requirements) builds the wheel: no build isolation,
-# so the one release build reuses target/ and nothing is fetched twice.
-pip install -q --no-build-isolation ./bindings-python
+# maturin (from the pinned requirements) builds the one abi3 wheel: no build
+# isolation, so the release build reuses target/ and nothing is fetched twice.
+WHEELS="$PWD/target/python-wheel"
+rm -rf "$WHEELS"
+pip wheel -q --no-build-isolation --no-deps -w "$WHEELS" ./bindings-python
+pip install -q "$WHEELS"/seawall-*.whl
 
 echo "--- conformance scenarios through the Python API"
 python bindings-python/tests/conformance_runner.py
 
 echo "--- pytest"
 (cd bindings-python && python -m pytest -q -p no:cacheprovider tests)
+
+# The same wheel on the oldest CPython it claims (abi3, >= 3.9), where one exists.
+PY39=""
+for c in "${SEAWALL_PYTHON39:-}" python3.9 "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.9*/bin/python3.9; do
+  if [ -n "$c" ] && "$c" -c 'import sys; assert sys.version_info[:2] == (3, 9)' 2>/dev/null; then
+    PY39="$c"; break
+  fi
+done
+if [ -n "$PY39" ]; then
+  echo "--- the same wheel on $("$PY39" --version): conformance and pytest (typing and Prometheus tests need 3.11 tools)"
+  V39="$PWD/target/python39-venv"
+  if "$PY39" -m venv --clear "$V39" && "$V39/bin/pip" install -q -r bindings-python/requirements-test-py39.txt; then
+    "$V39/bin/pip" install -q "$WHEELS"/seawall-*.whl
+    "$V39/bin/python" bindings-python/tests/conformance_runner.py | tail -1
+    (cd bindings-python && "$V39/bin/python" -m pytest -q -p no:cacheprovider tests \
+      --ignore=tests/test_typing.py --ignore=tests/test_prometheus.py)
+  else
+    warn "could not set up a Python 3.9 venv: the 3.9 run is skipped"
+  fi
+else
+  echo "--- no python3.9 on this machine: the abi3 wheel ran on $(python --version) only"
+fi
 
 echo "--- benchmark script runs (a smoke run; the numbers of a real run are in README.md)"
 python benches/python/bench_overhead.py --quick >/dev/null

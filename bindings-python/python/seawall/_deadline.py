@@ -155,6 +155,25 @@ async def run_within(awaitable: Awaitable[T], seconds: float) -> T:
         handle.cancel()
 
 
+class _CancelAt:
+    """Before Python 3.11 (no ``asyncio.timeout``): cancel the current task after
+    ``seconds`` and remember having done so."""
+
+    def __init__(self, seconds: float) -> None:
+        task = asyncio.current_task()
+        self.fired = False
+
+        def fire() -> None:
+            self.fired = True
+            if task is not None:
+                task.cancel()
+
+        self._handle = asyncio.get_running_loop().call_later(seconds, fire)
+
+    def close(self) -> None:
+        self._handle.cancel()
+
+
 class Timeout:
     """``timeout(seconds)``: an async context manager, a sync context manager
     and a decorator. Async code is cancelled at the deadline
@@ -197,15 +216,22 @@ class Timeout:
 
     async def __aenter__(self) -> Deadline:
         d = self.__enter__()
-        if hasattr(asyncio, "timeout"):
+        if hasattr(asyncio, "timeout"):  # Python 3.11+
             self._cm = asyncio.timeout(d.remaining())
             await self._cm.__aenter__()
+        else:
+            self._cm = _CancelAt(d.remaining())
         return d
 
     async def __aexit__(self, et: Any, exc: Optional[BaseException], tb: Any) -> bool:
         try:
             if self._cm is not None:
                 cm, self._cm = self._cm, None
+                if isinstance(cm, _CancelAt):
+                    cm.close()
+                    if cm.fired and isinstance(exc, asyncio.CancelledError):
+                        raise DeadlineExceededError(f"timed out after {self.seconds:.3f} s") from None
+                    return False
                 try:
                     await cm.__aexit__(et, exc, tb)
                 except TimeoutError:
