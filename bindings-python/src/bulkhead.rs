@@ -469,13 +469,6 @@ impl Bulkhead {
         timed_out.then(|| self.core.timed_out(py).into_value(py).into_any())
     }
 
-    /// Give back one permit taken by `acquire_async` (or a context manager).
-    fn release(&self, py: Python<'_>) -> bool {
-        let had = self.core.sem.snapshot().active > 0;
-        self.core.release(py);
-        had
-    }
-
     /// A permit object for a permit already held (after `acquire_async`).
     fn adopt(&self) -> BulkheadPermit {
         BulkheadPermit::new(&self.core)
@@ -609,7 +602,8 @@ pub struct BulkheadTicket {
 
 #[pymethods]
 impl BulkheadTicket {
-    /// `waiting`, `granted`, `cancelled` or `taken`.
+    /// `waiting`, `granted`, `cancelled`, or `done` once taken or cancelled
+    /// through this object.
     #[getter]
     fn state(&self) -> &'static str {
         if self.done.load(Ordering::Acquire) {
