@@ -8,7 +8,7 @@ CONFIG = dict(
     window=seawall.CountWindow(8),
     minimum_calls=8,
     failure_rate_threshold=50.0,
-    open_duration=1.0,
+    open_duration=2.0,
     half_open_max_calls=2,
     half_open_success_threshold=2,
 )
@@ -32,13 +32,13 @@ def worker(name, barrier, results):
             rejected += 1
     barrier.wait()  # everyone is done failing
     after_failures = b.metrics()
-    time.sleep(1.1)  # past open_duration
+    time.sleep(2.1)  # past open_duration
     barrier.wait()
     probe = False
     try:
         with b:
             probe = True
-            time.sleep(0.3)  # probes hold their slots while the others try
+            time.sleep(1.0)  # probes hold their slots while the others try
     except seawall.CircuitOpenError:
         pass
     barrier.wait()
