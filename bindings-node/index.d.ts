@@ -335,6 +335,9 @@ export interface NativeSemaphoreSnapshot {
   queued: number
 }
 
+/** [`retry_budget_deposit`] at `now_ms` of the caller's clock. */
+export declare function retryBudgetDepositAt(h: number, nowMs: number): void
+
 /**
  * A retry budget (Finagle `RetryBudget`, DESIGN §4); returns the token that
  * owns it. Throws on an invalid configuration.

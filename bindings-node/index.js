@@ -856,6 +856,7 @@ module.exports.healthPercentile = nativeBinding.healthPercentile
 module.exports.healthRecord = nativeBinding.healthRecord
 module.exports.healthSnapshot = nativeBinding.healthSnapshot
 module.exports.monotonicMs = nativeBinding.monotonicMs
+module.exports.retryBudgetDepositAt = nativeBinding.retryBudgetDepositAt
 module.exports.retryBudgetNew = nativeBinding.retryBudgetNew
 module.exports.retryBudgetSnapshot = nativeBinding.retryBudgetSnapshot
 module.exports.retryBudgetTryWithdraw = nativeBinding.retryBudgetTryWithdraw

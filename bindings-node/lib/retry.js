@@ -46,7 +46,7 @@ class RetryBudget {
   /** One original request starts (at `nowMs` of your clock, default now). */
   deposit(nowMs) {
     if (nowMs === undefined) retryBudgetDeposit(this._h);
-    else binding.retryBudgetDeposit(this._h, nowMs);
+    else binding.retryBudgetDepositAt(this._h, nowMs);
   }
 
   /** Withdraw one retry if the balance covers it (one atomic step). */

@@ -53,7 +53,12 @@ function main() {
     console.error('seawall: no Rust sources to build from (neither ../core nor vendor/)');
     return 1;
   }
+  // The host triple, given explicitly as `napi build` does, so both builds share
+  // target/<triple>/release.
+  const rustc = spawnSync('rustc', ['-vV'], { encoding: 'utf8' });
+  const host = rustc.status === 0 ? (/^host: (\S+)$/m.exec(rustc.stdout) || [])[1] : undefined;
   const args = ['build', '--release', '--lib', '-p', 'seawall-node', '--manifest-path', manifest];
+  if (host !== undefined) args.push('--target', host);
   if (locked) args.push('--locked');
   console.log(`seawall: cargo ${args.join(' ')}`);
   const r = spawnSync('cargo', args, { stdio: 'inherit', cwd: path.dirname(manifest) });
@@ -72,7 +77,7 @@ function main() {
     return 1;
   }
   const targetDir = JSON.parse(meta.stdout).target_directory;
-  const built = path.join(targetDir, 'release', libraryName());
+  const built = path.join(targetDir, ...(host !== undefined ? [host] : []), 'release', libraryName());
   fs.copyFileSync(built, `${dest}.tmp`);
   fs.renameSync(`${dest}.tmp`, dest);
   console.log(`seawall: built ${path.relative(process.cwd(), dest) || dest}`);

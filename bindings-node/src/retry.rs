@@ -388,3 +388,9 @@ pub fn retry_policy_decide(
         })
     })
 }
+
+/// [`retry_budget_deposit`] at `now_ms` of the caller's clock.
+#[napi]
+pub fn retry_budget_deposit_at(h: f64, now_ms: f64) -> Result<()> {
+    with_budget(h, |b| b.deposit(ms_to_ns(now_ms)))
+}
