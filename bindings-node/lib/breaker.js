@@ -21,6 +21,9 @@ const SUCCESS = 0;
 const FAILURE = 1;
 const IGNORED = 2;
 const STATES = ['closed', 'open', 'halfOpen', 'forcedOpen', 'disabled'];
+const OPEN = 1;
+const HALF_OPEN = 2;
+const FORCED_OPEN = 3;
 const STATE_EVENTS = ['close', 'open', 'halfOpen', 'forcedOpen', 'disabled'];
 const TIMED_EVENTS = new Set(['success', 'failure']);
 const NO_SIGNAL = Object.freeze({ signal: undefined });
@@ -104,6 +107,8 @@ class CircuitBreaker extends EventEmitter {
     this._token = token;
     this._h = binding.handleOf(token);
     this._shared = shared;
+    this._local = shared === undefined;
+    this._admittedHere = 0;
     const word = breakerStateWord(this._h);
     this._state = (word / STATE_SHIFT) | 0;
     this._epoch = word - this._state * STATE_SHIFT;
@@ -128,9 +133,20 @@ class CircuitBreaker extends EventEmitter {
     const signal = options === undefined ? undefined : checkSignal(options.signal, configError);
     if (signal !== undefined && signal.aborted) throw abortedError(signal);
     const h = this._h;
-    const permit = breakerAcquire(h);
-    if (permit < 0) return this._rejected(permit);
-    if (((permit / SLOTS) | 0) !== this._epoch) this._sync();
+    let permit;
+    if (this._local && this._state !== OPEN && this._state !== HALF_OPEN && this._state !== FORCED_OPEN) {
+      // A local breaker that is closed or disabled admits every call with its
+      // current epoch and changes nothing but its admitted total (the core's
+      // acquire_token), and only this object can change it: its state and epoch
+      // are known here, from the epoch every record returns. So the call skips
+      // the acquire crossing; metrics() adds the skipped admissions back.
+      permit = this._epoch * SLOTS;
+      this._admittedHere += 1;
+    } else {
+      permit = breakerAcquire(h);
+      if (permit < 0) return this._rejected(permit);
+      if (((permit / SLOTS) | 0) !== this._epoch) this._sync();
+    }
     const t0 = this._timed ? performance.now() : 0;
     let value;
     try {
@@ -246,7 +262,7 @@ class CircuitBreaker extends EventEmitter {
       openings: m.openings,
       retryAfterMs: m.retryAfterMs === undefined ? null : m.retryAfterMs,
       totals: {
-        admitted: m.totalAdmitted,
+        admitted: m.totalAdmitted + this._admittedHere,
         rejected: m.totalRejected,
         successes: m.totalSuccesses,
         failures: m.totalFailures,
