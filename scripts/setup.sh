@@ -30,3 +30,16 @@ if rustup run nightly rustc --version >/dev/null 2>&1 \
 else
   warn "no nightly toolchain and rustup could not install one: fuzzing will be skipped"
 fi
+
+# Node package: its dev tools (napi-rs CLI, TypeScript, prom-client) and the peers
+# the Node benchmark compares against, from the committed lockfiles. Scripts are
+# not run here: scripts/test-node.sh builds the addon itself, so a build error is
+# a test failure, not a skipped install.
+if command -v npm >/dev/null; then
+  for d in bindings-node benches/node; do
+    (cd "$d" && npm ci --ignore-scripts --no-audit --no-fund >/dev/null 2>&1) \
+      || warn "npm ci in $d failed: the Node tests that need it will be skipped"
+  done
+else
+  warn "npm not installed: the Node package tests will be skipped"
+fi

@@ -80,6 +80,14 @@ case $rc in
   *) exit "$rc" ;;
 esac
 
+step "Node package: addon, declarations, tsc, conformance, node --test, npm installs, example, benchmark"
+rc=0; bash scripts/test-node.sh || rc=$?
+case $rc in
+  0) ;;
+  3) skipped+=("Node package tests: node/npm or their npm dependencies not installed") ;;
+  *) exit "$rc" ;;
+esac
+
 step "benchmarks compile"
 cargo check -q --locked -p seawall-benches --benches
 

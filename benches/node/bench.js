@@ -1,0 +1,90 @@
+#!/usr/bin/env node
+'use strict';
+// Per-call overhead of protecting a call, seawall next to its Node peers, in one
+// run: `execute` on an already-resolved no-op through seawall's CircuitBreaker,
+// opossum (default options, and timeout: false), cockatiel's circuit breaker and
+// a bare `await`; then a retry + breaker + timeout pipeline, seawall's wrap()
+// against cockatiel's wrap(retry, breaker, timeout). Contenders run interleaved
+// in rounds and each keeps its median round, so drift hits all of them alike.
+// Prints ns per call and the ratios; nothing here is a pass/fail test.
+//
+//   node benches/node/bench.js          # full run
+//   node benches/node/bench.js --quick  # a few thousand calls (smoke test)
+
+const path = require('node:path');
+const seawall = require(path.join(__dirname, '..', '..', 'bindings-node'));
+const OpossumBreaker = require('opossum');
+const cockatiel = require('cockatiel');
+
+const quick = process.argv.includes('--quick');
+const CALLS = quick ? 5_000 : 200_000;
+const ROUNDS = quick ? 3 : 9;
+
+const noop = () => Promise.resolve(1);
+
+function contenders() {
+  const sw = new seawall.CircuitBreaker({ name: 'bench' });
+  const opDefault = new OpossumBreaker(noop);
+  const opNoTimeout = new OpossumBreaker(noop, { timeout: false });
+  const ck = cockatiel.circuitBreaker(cockatiel.handleAll, {
+    halfOpenAfter: 30_000,
+    breaker: new cockatiel.ConsecutiveBreaker(5),
+  });
+  const swPipeline = seawall.wrap(
+    new seawall.Retry({ attempts: 3, backoff: { baseMs: 100 } }),
+    new seawall.CircuitBreaker({ name: 'bench-pipeline' }),
+    seawall.timeout(1000),
+  );
+  const ckPipeline = cockatiel.wrap(
+    cockatiel.retry(cockatiel.handleAll, { maxAttempts: 2, backoff: new cockatiel.ExponentialBackoff() }),
+    cockatiel.circuitBreaker(cockatiel.handleAll, { halfOpenAfter: 30_000, breaker: new cockatiel.ConsecutiveBreaker(5) }),
+    cockatiel.timeout(1000, cockatiel.TimeoutStrategy.Aggressive),
+  );
+  return {
+    'bare await': () => noop(),
+    'seawall execute': () => sw.execute(noop),
+    'opossum fire (default options)': () => opDefault.fire(),
+    'opossum fire (timeout: false)': () => opNoTimeout.fire(),
+    'cockatiel execute': () => ck.execute(noop),
+    'seawall wrap(retry, breaker, timeout)': () => swPipeline.execute(noop),
+    'cockatiel wrap(retry, breaker, timeout)': () => ckPipeline.execute(noop),
+  };
+}
+
+async function round(fn) {
+  const t0 = process.hrtime.bigint();
+  for (let i = 0; i < CALLS; i++) await fn();
+  return Number(process.hrtime.bigint() - t0) / CALLS;
+}
+
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+}
+
+async function main() {
+  const c = contenders();
+  const names = Object.keys(c);
+  for (const n of names) await round(c[n]); // warm up every contender first
+  const samples = Object.fromEntries(names.map((n) => [n, []]));
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const n of names) samples[n].push(await round(c[n]));
+  }
+  const ns = Object.fromEntries(names.map((n) => [n, median(samples[n])]));
+  const bare = ns['bare await'];
+  console.log(`node ${process.version}, ${CALLS} calls × ${ROUNDS} rounds, median round (ns per call; overhead = minus bare await)`);
+  for (const n of names) {
+    console.log(`  ${n.padEnd(42)} ${ns[n].toFixed(0).padStart(7)} ns   overhead ${(ns[n] - bare).toFixed(0).padStart(6)} ns`);
+  }
+  const ratio = (a, b) => `${(ns[a] / ns[b]).toFixed(3)} per call, ${((ns[a] - bare) / (ns[b] - bare)).toFixed(3)} of the overhead`;
+  console.log('ratios (below 1: seawall is cheaper)');
+  console.log(`  seawall ÷ opossum (default options):   ${ratio('seawall execute', 'opossum fire (default options)')}`);
+  console.log(`  seawall ÷ opossum (timeout: false):    ${ratio('seawall execute', 'opossum fire (timeout: false)')}`);
+  console.log(`  seawall ÷ cockatiel:                   ${ratio('seawall execute', 'cockatiel execute')}`);
+  console.log(`  pipeline ÷ cockatiel wrap:             ${ratio('seawall wrap(retry, breaker, timeout)', 'cockatiel wrap(retry, breaker, timeout)')}`);
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exitCode = 1;
+});

@@ -1,0 +1,381 @@
+'use strict';
+// CircuitBreaker: the JS face of the core's breaker (DESIGN §3).
+//
+// A protected call crosses into Rust twice: `breakerAcquire` (a permit number, or
+// a negative rejection that carries its retry-after) and `breakerRecord` (returns
+// the breaker's epoch). The epoch changes with every state change, whoever made it
+// (this call, another call, another process sharing the breaker), so comparing it
+// with the last one seen is how events are noticed: no timers, no polling loop.
+
+const { EventEmitter } = require('node:events');
+const { binding, fast } = require('./native');
+const { SeawallError, isSeawallError, codes, configError, abortedError, fromNative } = require('./errors');
+const { breakerConfig, only, optionalFunction, name: nameOption, BREAKER_KEYS } = require('./config');
+const { checkSignal } = require('./abort');
+
+const { breakerAcquire, breakerRecord, breakerStateWord } = fast;
+
+const SLOTS = 4096; // permit = epoch · SLOTS + slot (src/breaker.rs)
+const STATE_SHIFT = 2 ** 28; // stateWord = state · 2^28 + epoch
+const SUCCESS = 0;
+const FAILURE = 1;
+const IGNORED = 2;
+const STATES = ['closed', 'open', 'halfOpen', 'forcedOpen', 'disabled'];
+const OPEN = 1;
+const HALF_OPEN = 2;
+const FORCED_OPEN = 3;
+const STATE_EVENTS = ['close', 'open', 'halfOpen', 'forcedOpen', 'disabled'];
+const TIMED_EVENTS = new Set(['success', 'failure']);
+const NO_SIGNAL = Object.freeze({ signal: undefined });
+const disposeSymbol = Symbol.dispose || Symbol.for('nodejs.dispose');
+
+let unnamed = 0;
+
+function circuitOpenError(name, code) {
+  if (code <= -4) {
+    const retryAfterMs = (-code - 4) / 1e6;
+    return new SeawallError(codes.ECIRCUITOPEN, `circuit breaker '${name}' is open; retry after ${retryAfterMs} ms`, {
+      breaker: name, state: 'open', retryAfterMs,
+    });
+  }
+  if (code === -1) {
+    return new SeawallError(codes.ECIRCUITOPEN, `circuit breaker '${name}' is forced open`, {
+      breaker: name, state: 'forcedOpen', retryAfterMs: undefined,
+    });
+  }
+  if (code === -2) {
+    return new SeawallError(codes.ECIRCUITOPEN, `circuit breaker '${name}' is half-open and every probe slot is taken`, {
+      breaker: name, state: 'halfOpen', retryAfterMs: undefined,
+    });
+  }
+  return new SeawallError(codes.EPERMITS, `circuit breaker '${name}': all 4096 shared permit slots are in use`, {
+    breaker: name,
+  });
+}
+
+/** A listener handle: `dispose()` (or `using`) removes the listener. */
+function disposable(emitter, event, listener) {
+  emitter.on(event, listener);
+  const dispose = () => emitter.off(event, listener);
+  return { dispose, [disposeSymbol]: dispose };
+}
+
+/**
+ * A circuit breaker (DESIGN §3; resilience4j's rules, with epoch-tagged permits so
+ * a stale outcome never opens or closes it). Durations in milliseconds, rates in
+ * percent.
+ */
+class CircuitBreaker extends EventEmitter {
+  /**
+   * @param {Function|object} [actionOrOptions] an action for `fire(...args)`
+   *   (opossum style), or the options
+   * @param {object} [options] see index.d.ts; throws EINVALIDCONFIG naming the
+   *   option, ESHAREDMISMATCH / ESHARED for a shared breaker that cannot be opened
+   */
+  constructor(actionOrOptions, options) {
+    super();
+    let action;
+    if (typeof actionOrOptions === 'function') {
+      action = actionOrOptions;
+    } else if (options === undefined) {
+      options = actionOrOptions;
+    } else if (actionOrOptions !== undefined) {
+      throw configError('action', 'must be a function');
+    }
+    if (options === undefined || options === null) options = {};
+    if (typeof options !== 'object') throw configError('options', 'must be an object');
+    only(options, BREAKER_KEYS);
+    const shared = options.shared;
+    if (shared !== undefined && (typeof shared !== 'string' || shared === '')) {
+      throw configError('shared', 'must be a non-empty region name');
+    }
+    const native = breakerConfig(options);
+    this.name = nameOption(options, shared !== undefined ? shared : `breaker-${++unnamed}`);
+    this._action = action;
+    this._isFailure = optionalFunction(options, 'isFailure');
+    this._errorFilter = optionalFunction(options, 'errorFilter');
+    this._fallback = optionalFunction(options, 'fallback');
+    this._slowRule = native.slowCallDurationMs !== undefined && native.slowCallDurationMs >= 0;
+    let token;
+    try {
+      token = binding.breakerNew(native, shared);
+    } catch (e) {
+      const err = fromNative(e);
+      if (err.code === codes.EINVALIDCONFIG && shared !== undefined && /^shared\b/.test(err.field || '')) err.field = 'shared';
+      throw err;
+    }
+    this._token = token;
+    this._h = binding.handleOf(token);
+    this._shared = shared;
+    this._local = shared === undefined;
+    this._admittedHere = 0;
+    const word = breakerStateWord(this._h);
+    this._state = (word / STATE_SHIFT) | 0;
+    this._epoch = word - this._state * STATE_SHIFT;
+    this._timed = this._slowRule;
+    this.on('newListener', (event) => {
+      if (TIMED_EVENTS.has(event)) this._timed = true;
+    });
+    this.on('removeListener', () => {
+      this._timed = this._slowRule || this.listenerCount('success') > 0 || this.listenerCount('failure') > 0;
+    });
+  }
+
+  /**
+   * Run `fn` through the breaker: resolves with its result, rejects with its
+   * error unchanged, or with ECIRCUITOPEN (with `retryAfterMs` in open) when the
+   * breaker refuses (or the fallback's result, if one was given). `fn` gets
+   * `{ signal }`; an error thrown after the caller's `signal` aborted is
+   * `ignored` (DESIGN §1), not a failure.
+   */
+  async execute(fn, options) {
+    if (typeof fn !== 'function') throw configError('fn', 'must be a function');
+    const signal = options === undefined ? undefined : checkSignal(options.signal, configError);
+    if (signal !== undefined && signal.aborted) throw abortedError(signal);
+    const h = this._h;
+    let permit;
+    if (this._local && this._state !== OPEN && this._state !== HALF_OPEN && this._state !== FORCED_OPEN) {
+      // A local breaker that is closed or disabled admits every call with its
+      // current epoch and changes nothing but its admitted total (the core's
+      // acquire_token), and only this object can change it: its state and epoch
+      // are known here, from the epoch every record returns. So the call skips
+      // the acquire crossing; metrics() adds the skipped admissions back.
+      permit = this._epoch * SLOTS;
+      this._admittedHere += 1;
+    } else {
+      permit = breakerAcquire(h);
+      if (permit < 0) return this._rejected(permit);
+      if (((permit / SLOTS) | 0) !== this._epoch) this._sync();
+    }
+    const t0 = this._timed ? performance.now() : 0;
+    let value;
+    try {
+      value = await fn(signal === undefined ? NO_SIGNAL : { signal });
+    } catch (error) {
+      return this._failed(permit, error, t0, signal);
+    }
+    const durationMs = this._timed ? performance.now() - t0 : 0;
+    if (breakerRecord(h, permit, SUCCESS, durationMs) !== this._epoch) this._sync();
+    if (this._timed) this.emit('success', { durationMs });
+    return value;
+  }
+
+  /** opossum style: call the constructor's action with `args` through the breaker. */
+  fire(...args) {
+    const action = this._action;
+    if (action === undefined) return Promise.reject(configError('action', 'fire() needs an action: new CircuitBreaker(action, options)'));
+    return this.execute(() => action(...args));
+  }
+
+  /**
+   * `fn` with the same parameters, returning a Promise of its result, every
+   * call made through this breaker.
+   */
+  wrap(fn) {
+    if (typeof fn !== 'function') throw configError('fn', 'must be a function');
+    const self = this;
+    return function wrapped(...args) {
+      return self.execute(() => fn.apply(this, args));
+    };
+  }
+
+  _rejected(code) {
+    this._sync();
+    const err = circuitOpenError(this.name, code);
+    this.emit('reject', err);
+    if (this._fallback !== undefined) return this._fallback(err);
+    throw err;
+  }
+
+  _outcomeOf(error, signal) {
+    if (signal !== undefined && signal.aborted) return IGNORED;
+    if (isSeawallError(error, codes.EABORTED) || isSeawallError(error, codes.EBULKHEADFULL)) return IGNORED;
+    try {
+      if (this._errorFilter !== undefined && this._errorFilter(error)) return IGNORED;
+      if (this._isFailure !== undefined && !this._isFailure(error)) return IGNORED;
+    } catch {
+      return FAILURE; // a predicate that throws cannot excuse the error
+    }
+    return FAILURE;
+  }
+
+  _failed(permit, error, t0, signal) {
+    const outcome = this._outcomeOf(error, signal);
+    const durationMs = this._timed ? performance.now() - t0 : 0;
+    if (breakerRecord(this._h, permit, outcome, durationMs) !== this._epoch) this._sync();
+    if (outcome === FAILURE) {
+      if (this._timed) this.emit('failure', { error, durationMs });
+      if (this._fallback !== undefined) return this._fallback(error);
+    }
+    throw error;
+  }
+
+  /** Notice a state change (ours or another process's) and emit its events. */
+  _sync() {
+    const word = breakerStateWord(this._h);
+    const state = (word / STATE_SHIFT) | 0;
+    const epoch = word - state * STATE_SHIFT;
+    if (epoch === this._epoch) return;
+    const from = this._state;
+    this._state = state;
+    this._epoch = epoch;
+    const change = { from: STATES[from], to: STATES[state], epoch };
+    this.emit('stateChange', change);
+    if (state === 1) {
+      const retryAfterMs = binding.breakerRetryAfterMs(this._h, undefined);
+      this.emit('open', { retryAfterMs: retryAfterMs === null ? undefined : retryAfterMs, epoch });
+    } else {
+      this.emit(STATE_EVENTS[state], { epoch });
+    }
+  }
+
+  /** `closed`, `open`, `halfOpen`, `forcedOpen` or `disabled` (`open` until a call moves it on). */
+  get state() {
+    this._sync();
+    return STATES[this._state];
+  }
+
+  /** Whether this breaker lives in a region shared by the processes of the host. */
+  get isShared() {
+    return this._shared !== undefined;
+  }
+
+  /**
+   * A snapshot: state, the sliding window's counts and rates (percent), the
+   * half-open probes, `retryAfterMs`, lifetime totals and (shared) permits
+   * outstanding. Reading changes nothing.
+   */
+  metrics() {
+    this._sync();
+    const m = binding.breakerMetrics(this._h, undefined);
+    return {
+      name: this.name,
+      shared: this._shared !== undefined,
+      state: m.state,
+      epoch: m.epoch,
+      window: { calls: m.calls, failures: m.failures, slowCalls: m.slowCalls, slowFailures: m.slowFailures },
+      failureRate: m.failureRate === undefined ? null : m.failureRate,
+      slowCallRate: m.slowCallRate === undefined ? null : m.slowCallRate,
+      consecutiveFailures: m.consecutiveFailures,
+      halfOpenInFlight: m.halfOpenInFlight,
+      halfOpenSuccesses: m.halfOpenSuccesses,
+      openings: m.openings,
+      retryAfterMs: m.retryAfterMs === undefined ? null : m.retryAfterMs,
+      totals: {
+        admitted: m.totalAdmitted + this._admittedHere,
+        rejected: m.totalRejected,
+        successes: m.totalSuccesses,
+        failures: m.totalFailures,
+        slow: m.totalSlow,
+        ignored: m.totalIgnored,
+        stale: m.totalStale,
+        transitions: m.totalTransitions,
+      },
+      permitsOutstanding: m.permitsOutstanding === undefined ? null : m.permitsOutstanding,
+    };
+  }
+
+  /** Reject every call until `reset()` (state `forcedOpen`). */
+  forceOpen() {
+    binding.breakerControl(this._h, 'forceOpen');
+    this._sync();
+  }
+
+  /** Admit every call, counting outcomes in the totals only, until `reset()`. */
+  disable() {
+    binding.breakerControl(this._h, 'disable');
+    this._sync();
+  }
+
+  /** Back to `closed` with an empty window; calls in flight become stale. */
+  reset() {
+    binding.breakerControl(this._h, 'reset');
+    this._sync();
+  }
+
+  /**
+   * Shared breakers: give back, as ignored, the permits of processes that died
+   * while they held them (e.g. in a cluster's 'exit' handler). Returns how many.
+   */
+  reclaimAbandoned() {
+    const n = binding.breakerReclaimAbandoned(this._h);
+    this._sync();
+    return n;
+  }
+
+  /** Remove the shared breaker `name` from /dev/shm (a missing one is fine). */
+  static unlinkShared(name) {
+    try {
+      binding.breakerUnlinkShared(name);
+    } catch (e) {
+      throw fromNative(e);
+    }
+  }
+
+  /** Listen to `event`; returns a disposable that removes the listener. */
+  subscribe(event, listener) {
+    return disposable(this, event, listener);
+  }
+  onOpen(listener) { return disposable(this, 'open', listener); }
+  onHalfOpen(listener) { return disposable(this, 'halfOpen', listener); }
+  onClose(listener) { return disposable(this, 'close', listener); }
+  onReject(listener) { return disposable(this, 'reject', listener); }
+  onSuccess(listener) { return disposable(this, 'success', listener); }
+  onFailure(listener) { return disposable(this, 'failure', listener); }
+  onStateChange(listener) { return disposable(this, 'stateChange', listener); }
+}
+
+const OUTCOMES = { success: SUCCESS, failure: FAILURE, ignored: IGNORED };
+
+/**
+ * The breaker without Promises or clocks, for callers that drive it themselves
+ * (and the conformance runner): every method takes the time `nowMs` of the
+ * caller's monotonic clock. Each permit must be recorded exactly once.
+ */
+class BreakerCore {
+  constructor(options = {}) {
+    only(options, BREAKER_KEYS.filter((k) => k !== 'isFailure' && k !== 'errorFilter' && k !== 'fallback'));
+    const native = breakerConfig(options);
+    try {
+      this._token = binding.breakerNew(native, options.shared);
+    } catch (e) {
+      throw fromNative(e);
+    }
+    this._h = binding.handleOf(this._token);
+  }
+
+  /** A permit (a number ≥ 0) at `nowMs`, or the ECIRCUITOPEN error that refused it. */
+  tryAcquire(nowMs) {
+    const p = binding.breakerAcquireAt(this._h, nowMs);
+    return p >= 0 ? { permit: p } : { error: circuitOpenError('core', p) };
+  }
+
+  /** Record `permit`'s outcome (`success`, `failure`, `ignored`) at `nowMs`. */
+  record(permit, outcome, durationMs, nowMs) {
+    const o = OUTCOMES[outcome];
+    if (o === undefined) throw configError('outcome', "must be 'success', 'failure' or 'ignored'");
+    try {
+      binding.breakerRecordAt(this._h, permit, o, durationMs, nowMs);
+    } catch (e) {
+      throw fromNative(e);
+    }
+  }
+
+  get state() {
+    return STATES[(breakerStateWord(this._h) / STATE_SHIFT) | 0];
+  }
+
+  retryAfterMs(nowMs) {
+    return binding.breakerRetryAfterMs(this._h, nowMs);
+  }
+
+  metrics(nowMs) {
+    return binding.breakerMetrics(this._h, nowMs);
+  }
+
+  forceOpen() { binding.breakerControl(this._h, 'forceOpen'); }
+  disable() { binding.breakerControl(this._h, 'disable'); }
+  reset() { binding.breakerControl(this._h, 'reset'); }
+}
+
+module.exports = { CircuitBreaker, BreakerCore, disposable };

@@ -1,0 +1,55 @@
+'use strict';
+// Deadline budget (DESIGN §6; the seed documents' TimeoutBudget), in
+// milliseconds of performance.now() unless the caller passes its own `nowMs`.
+// Semantics are the core's `Deadline`: remaining saturates at 0, a clock read
+// before the start counts as the start, expired ⇔ remaining is 0 (so it expires
+// exactly at start + total), and a child never outlives its parent.
+
+const { configError } = require('./errors');
+
+class Deadline {
+  /**
+   * @param {number} totalMs the budget (ms, > 0)
+   * @param {{ nowMs?: number }} [options] start time (default performance.now())
+   */
+  constructor(totalMs, options) {
+    if (typeof totalMs !== 'number' || !(totalMs > 0) || !Number.isFinite(totalMs)) {
+      throw configError('totalMs', `must be a finite number of ms greater than 0, not ${totalMs}`);
+    }
+    const now = options !== undefined && options.nowMs !== undefined ? options.nowMs : performance.now();
+    this.startMs = now;
+    this.endMs = now + totalMs;
+  }
+
+  /** A deadline `ms` from now. */
+  static after(ms) {
+    return new Deadline(ms);
+  }
+
+  /** Milliseconds left at `nowMs` (default now), never below 0. */
+  remainingMs(nowMs = performance.now()) {
+    const now = nowMs < this.startMs ? this.startMs : nowMs;
+    return now >= this.endMs ? 0 : this.endMs - now;
+  }
+
+  /** Whether no time is left at `nowMs` (true exactly at start + total). */
+  expired(nowMs = performance.now()) {
+    return this.remainingMs(nowMs) === 0;
+  }
+
+  /** `min(maxMs, remaining)`: the share of the budget one step may use. */
+  allocateMs(maxMs, nowMs = performance.now()) {
+    const r = this.remainingMs(nowMs);
+    return maxMs < r ? maxMs : r;
+  }
+
+  /** A deadline of `totalMs` from `nowMs` that never ends after this one. */
+  child(totalMs, nowMs = performance.now()) {
+    const d = new Deadline(totalMs, { nowMs });
+    if (this.endMs < d.endMs) d.endMs = this.endMs;
+    if (d.startMs > d.endMs) d.startMs = d.endMs;
+    return d;
+  }
+}
+
+module.exports = { Deadline };

@@ -1,0 +1,83 @@
+'use strict';
+// Errors thrown by seawall: `Error`s with a `code` (Node's convention), told apart
+// from the user's own errors by `isSeawallError`. The user's errors are never
+// wrapped: they pass through unchanged.
+
+const BRAND = Symbol.for('seawall.error');
+
+/** Every code a SeawallError can carry. */
+const codes = Object.freeze({
+  /** A circuit breaker refused the call (open, forced open, half-open full). */
+  ECIRCUITOPEN: 'ECIRCUITOPEN',
+  /** A bulkhead refused the call (shed, full, or its queue wait timed out). */
+  EBULKHEADFULL: 'EBULKHEADFULL',
+  /** A timeout or deadline expired. */
+  ETIMEDOUT: 'ETIMEDOUT',
+  /** A retry budget or throttle refused a retry. */
+  ERETRYBUDGET: 'ERETRYBUDGET',
+  /** The caller's AbortSignal aborted a wait of seawall's own. */
+  EABORTED: 'EABORTED',
+  /** An option is invalid (`field` names it). */
+  EINVALIDCONFIG: 'EINVALIDCONFIG',
+  /** A shared region was made with another configuration, layout or ABI. */
+  ESHAREDMISMATCH: 'ESHAREDMISMATCH',
+  /** A shared region could not be opened (I/O, timeout, no lock-free atomics). */
+  ESHARED: 'ESHARED',
+  /** Every permit slot of a shared breaker is taken (4096 outstanding calls). */
+  EPERMITS: 'EPERMITS',
+  /** A feature that this build does not have yet. */
+  ENOTSUPPORTED: 'ENOTSUPPORTED',
+  /** Anything else from the native layer (a bug: please report it). */
+  EINTERNAL: 'EINTERNAL',
+});
+
+class SeawallError extends Error {
+  /**
+   * @param {string} code one of `codes`
+   * @param {string} message
+   * @param {object} [props] extra fields (`cause` becomes the standard cause)
+   */
+  constructor(code, message, props) {
+    const cause = props !== undefined ? props.cause : undefined;
+    super(message, cause !== undefined ? { cause } : undefined);
+    this.code = code;
+    if (props !== undefined) {
+      for (const k of Object.keys(props)) if (k !== 'cause') this[k] = props[k];
+    }
+  }
+}
+Object.defineProperty(SeawallError.prototype, 'name', { value: 'SeawallError', writable: true });
+Object.defineProperty(SeawallError.prototype, BRAND, { value: true });
+
+/**
+ * Whether `e` was thrown by seawall (any copy of the package), optionally with
+ * the given `code`.
+ */
+function isSeawallError(e, code) {
+  return e != null && typeof e === 'object' && e[BRAND] === true && (code === undefined || e.code === code);
+}
+
+function configError(field, problem) {
+  return new SeawallError(codes.EINVALIDCONFIG, `invalid ${field}: ${problem}`, { field });
+}
+
+/** The error for an abort of the caller's signal during a wait of seawall's own. */
+function abortedError(signal) {
+  return new SeawallError(codes.EABORTED, 'the operation was aborted', { cause: signal.reason });
+}
+
+const NATIVE_CODES = new Set(['ESHAREDMISMATCH', 'ESHARED', 'EHANDLE', 'EPERMIT', 'ELIMIT', 'EPANIC', 'EINVALIDARG']);
+
+/** Turn an error thrown by the native addon into a SeawallError. */
+function fromNative(e) {
+  if (isSeawallError(e)) return e;
+  const message = e && typeof e.message === 'string' ? e.message : String(e);
+  if (e && NATIVE_CODES.has(e.code)) return new SeawallError(e.code, message);
+  const coded = /^(E[A-Z]+) (.*)$/s.exec(message);
+  if (coded && NATIVE_CODES.has(coded[1])) return new SeawallError(coded[1], coded[2]);
+  const field = /^([A-Za-z][A-Za-z.]*): (.*)$/s.exec(message);
+  if (field && e && e.code === 'InvalidArg') return configError(field[1], field[2]);
+  return new SeawallError(codes.EINTERNAL, message, { cause: e });
+}
+
+module.exports = { SeawallError, isSeawallError, codes, configError, abortedError, fromNative };

@@ -1,0 +1,448 @@
+// Types of the npm package `seawall`. Durations are milliseconds; rates, shares
+// and thresholds are percentages (0–100). Errors thrown by seawall are
+// `SeawallError`s with a `code`; the user's own errors pass through unchanged.
+
+import { EventEmitter } from 'node:events';
+
+/** What every seawall policy offers, so policies nest (`wrap`, `pipeline`). */
+export interface Policy<Ctx = CallContext> {
+  execute<T>(fn: (ctx: Ctx) => T | PromiseLike<T>, options?: ExecuteOptions): Promise<T>;
+}
+
+/** What a protected function receives. */
+export interface CallContext {
+  /** Aborted when the caller's signal aborts (or, under `timeout`, when time is up). */
+  signal: AbortSignal | undefined;
+  /** The request's deadline, when a pipeline or retry has one. */
+  deadline?: Deadline;
+  /** 1 for the first attempt (under `retry`). */
+  attempt?: number;
+}
+
+export interface ExecuteOptions {
+  /** The caller's signal: an abort is the caller's own cancellation (ignored by breakers, DESIGN §1). */
+  signal?: AbortSignal;
+  /** A deadline the call must finish by (timeouts shrink to it; retries stop before it). */
+  deadline?: Deadline;
+  /** Bulkhead priority (default `normal`). */
+  priority?: Priority;
+}
+
+export type Priority = 'critical' | 'high' | 'normal' | 'low';
+
+export type ErrorCode =
+  | 'ECIRCUITOPEN'
+  | 'EBULKHEADFULL'
+  | 'ETIMEDOUT'
+  | 'ERETRYBUDGET'
+  | 'EABORTED'
+  | 'EINVALIDCONFIG'
+  | 'ESHAREDMISMATCH'
+  | 'ESHARED'
+  | 'EPERMITS'
+  | 'ENOTSUPPORTED'
+  | 'EINTERNAL';
+
+export declare const codes: Readonly<{ [K in ErrorCode]: K }>;
+
+/** An error thrown by seawall itself. */
+export declare class SeawallError extends Error {
+  constructor(code: ErrorCode, message: string, props?: Record<string, unknown> & { cause?: unknown });
+  code: ErrorCode;
+  /** EINVALIDCONFIG: the option at fault, e.g. `failureRateThreshold` or `window.size`. */
+  field?: string;
+  /** ECIRCUITOPEN in `open`: ms until the breaker lets a probe through. */
+  retryAfterMs?: number;
+  /** ECIRCUITOPEN: the state that refused (`open`, `halfOpen`, `forcedOpen`). */
+  state?: BreakerState;
+  /** ECIRCUITOPEN: the breaker's name. */
+  breaker?: string;
+  /** EBULKHEADFULL: `shed` (load shedding), `full`, `queueTimeout`; ERETRYBUDGET: `budgetExhausted`, `throttled`. */
+  reason?: string;
+  /** EBULKHEADFULL: the bulkhead's name, and its occupancy when it refused. */
+  bulkhead?: string;
+  active?: number;
+  queued?: number;
+  /** ETIMEDOUT: the time allowed (ms). */
+  timeoutMs?: number;
+  /** ERETRYBUDGET: attempts made. */
+  attempts?: number;
+}
+
+/** Whether `e` was thrown by seawall (optionally with `code`). */
+export declare function isSeawallError(e: unknown, code?: ErrorCode): e is SeawallError;
+
+/** A listener registration: `dispose()` (or `using`) removes it. */
+export interface Disposable {
+  dispose(): void;
+  [Symbol.dispose](): void;
+}
+
+export type BreakerState = 'closed' | 'open' | 'halfOpen' | 'forcedOpen' | 'disabled';
+
+export type WindowOptions =
+  | { kind: 'count'; size: number }
+  | { kind: 'time'; buckets?: number; bucketMs?: number };
+
+/** Every option of DESIGN §3, camelCase, milliseconds, percentages. */
+export interface CircuitBreakerOptions<T = unknown> {
+  /** For events and metrics. Default `breaker-N` (or the `shared` name). */
+  name?: string;
+  /** Share this breaker with every process of the host under this name (`/dev/shm/seawall-breaker-<name>`). */
+  shared?: string;
+  /** Sliding window. Default `{ kind: 'time', buckets: 10, bucketMs: 1000 }`. Count ≤ 1024 calls, time ≤ 128 buckets. */
+  window?: WindowOptions;
+  /** Calls the window must hold before a rate can open the breaker. Default 20. */
+  minimumCalls?: number;
+  /** Open at this failure rate (percent). `null`: rule off. Default 50. */
+  failureRateThreshold?: number | null;
+  /** A call slower than this (ms) is slow. `null`/absent: slow rule off. */
+  slowCallDurationMs?: number | null;
+  /** Open at this slow-call rate (percent). Default 100. */
+  slowCallRateThreshold?: number;
+  /** Open after this many failures in a row. `null`/absent: off. */
+  consecutiveFailures?: number | null;
+  /** First open period (ms). Default 30 000. */
+  openDurationMs?: number;
+  /** Each consecutive opening lasts this many times longer (≥ 1). Default 1. */
+  openBackoffMultiplier?: number;
+  /** Cap of an open period (ms). `null`: uncapped. Default 300 000. */
+  maxOpenDurationMs?: number | null;
+  /** ± jitter of an open period (0–1). Default 0. */
+  openJitterFactor?: number;
+  /** Probes in flight at once in half-open. Default 1. */
+  halfOpenMaxCalls?: number;
+  /** Successful probes that close. Default 1. */
+  halfOpenSuccessThreshold?: number;
+  /** Half-open with no decision for this long (ms) reopens. `null`/absent: wait forever. */
+  halfOpenMaxWaitMs?: number | null;
+  /** `false` marks an error `ignored` (neither success nor failure). Default: every error is a failure. */
+  isFailure?: (error: unknown) => boolean;
+  /** opossum's name: `true` marks an error `ignored` (opossum counts it a success; seawall ignores it, DESIGN §1). */
+  errorFilter?: (error: unknown) => boolean;
+  /** Called with the error when the breaker refuses or the call fails; its result is returned instead. */
+  fallback?: (error: unknown) => T | PromiseLike<T>;
+}
+
+export interface BreakerMetrics {
+  name: string;
+  shared: boolean;
+  state: BreakerState;
+  epoch: number;
+  window: { calls: number; failures: number; slowCalls: number; slowFailures: number };
+  /** Percent, null for an empty window. */
+  failureRate: number | null;
+  slowCallRate: number | null;
+  consecutiveFailures: number;
+  halfOpenInFlight: number;
+  halfOpenSuccesses: number;
+  openings: number;
+  retryAfterMs: number | null;
+  totals: {
+    admitted: number; rejected: number; successes: number; failures: number;
+    slow: number; ignored: number; stale: number; transitions: number;
+  };
+  /** Shared breakers: permits admitted and not yet recorded, over every process. */
+  permitsOutstanding: number | null;
+}
+
+export interface BreakerEvents {
+  open: [{ retryAfterMs: number | undefined; epoch: number }];
+  halfOpen: [{ epoch: number }];
+  close: [{ epoch: number }];
+  forcedOpen: [{ epoch: number }];
+  disabled: [{ epoch: number }];
+  reject: [SeawallError];
+  success: [{ durationMs: number }];
+  failure: [{ error: unknown; durationMs: number }];
+  stateChange: [{ from: BreakerState; to: BreakerState; epoch: number }];
+}
+
+/** A circuit breaker (DESIGN §3) on the Rust core. */
+export declare class CircuitBreaker<A extends unknown[] = unknown[], R = unknown> extends EventEmitter implements Policy {
+  constructor(options?: CircuitBreakerOptions<R>);
+  /** opossum style: an action for `fire(...args)`. */
+  constructor(action: (...args: A) => R | PromiseLike<R>, options?: CircuitBreakerOptions<R>);
+  readonly name: string;
+  readonly state: BreakerState;
+  readonly isShared: boolean;
+  execute<T>(fn: (ctx: { signal: AbortSignal | undefined }) => T | PromiseLike<T>, options?: ExecuteOptions): Promise<T>;
+  fire(...args: A): Promise<Awaited<R>>;
+  wrap<P extends unknown[], T>(fn: (...args: P) => T | PromiseLike<T>): (...args: P) => Promise<Awaited<T>>;
+  metrics(): BreakerMetrics;
+  forceOpen(): void;
+  disable(): void;
+  reset(): void;
+  reclaimAbandoned(): number;
+  static unlinkShared(name: string): void;
+  subscribe<E extends keyof BreakerEvents>(event: E, listener: (...args: BreakerEvents[E]) => void): Disposable;
+  onOpen(listener: (...args: BreakerEvents['open']) => void): Disposable;
+  onHalfOpen(listener: (...args: BreakerEvents['halfOpen']) => void): Disposable;
+  onClose(listener: (...args: BreakerEvents['close']) => void): Disposable;
+  onReject(listener: (...args: BreakerEvents['reject']) => void): Disposable;
+  onSuccess(listener: (...args: BreakerEvents['success']) => void): Disposable;
+  onFailure(listener: (...args: BreakerEvents['failure']) => void): Disposable;
+  onStateChange(listener: (...args: BreakerEvents['stateChange']) => void): Disposable;
+  on<E extends keyof BreakerEvents>(event: E, listener: (...args: BreakerEvents[E]) => void): this;
+  on(event: string | symbol, listener: (...args: any[]) => void): this;
+}
+
+/** The breaker driven by hand, with the caller's clock (`nowMs`). */
+export declare class BreakerCore {
+  constructor(options?: Omit<CircuitBreakerOptions, 'isFailure' | 'errorFilter' | 'fallback'>);
+  tryAcquire(nowMs: number): { permit: number; error?: undefined } | { permit?: undefined; error: SeawallError };
+  record(permit: number, outcome: 'success' | 'failure' | 'ignored', durationMs: number, nowMs: number): void;
+  readonly state: BreakerState;
+  retryAfterMs(nowMs: number): number | null;
+  metrics(nowMs: number): Record<string, unknown>;
+  forceOpen(): void;
+  disable(): void;
+  reset(): void;
+}
+
+export type Jitter = 'none' | 'full' | 'equal' | 'decorrelated' | 'proportional';
+
+export interface BackoffOptions {
+  /** First delay (ms). Default 100. */
+  baseMs?: number;
+  /** Growth per attempt (≥ 1). Default 2. */
+  multiplier?: number;
+  /** Cap (ms). Default 10 000. */
+  maxMs?: number;
+  /** Default `full` (AWS full jitter). */
+  jitter?: Jitter;
+  /** Proportional jitter only: ± this fraction (0–1). Default 0.2. */
+  jitterFactor?: number;
+}
+
+export interface RetryBudgetOptions {
+  /** Window of deposits and withdrawals (ms). Default 10 000. */
+  ttlMs?: number;
+  /** Retries always allowed per second of the window. Default 10. */
+  minRetriesPerSec?: number;
+  /** Percent of a retry each request deposits (0–1000). Default 20. */
+  percentCanRetry?: number;
+  name?: string;
+  /** Not in this build (ENOTSUPPORTED). */
+  shared?: string;
+}
+
+/** Finagle RetryBudget (DESIGN §4). */
+export declare class RetryBudget {
+  constructor(options?: RetryBudgetOptions);
+  readonly name: string | undefined;
+  deposit(nowMs?: number): void;
+  tryWithdraw(nowMs?: number): boolean;
+  snapshot(nowMs?: number): { requests: number; retries: number; available: number };
+}
+
+export interface RetryThrottleOptions {
+  /** gRPC maxTokens (0 < n ≤ 1000). Default 10. */
+  maxTokens?: number;
+  /** gRPC tokenRatio (> 0, 3 decimals). Default 0.1. */
+  tokenRatio?: number;
+  name?: string;
+  /** Not in this build (ENOTSUPPORTED). */
+  shared?: string;
+}
+
+/** gRPC A6 retry throttling (DESIGN §4). */
+export declare class RetryThrottle {
+  constructor(options?: RetryThrottleOptions);
+  readonly name: string | undefined;
+  recordFailure(): boolean;
+  recordSuccess(): void;
+  readonly tokens: number;
+}
+
+/** Backoff delays on their own (DESIGN §4). */
+export declare class Backoff {
+  constructor(options?: BackoffOptions);
+  delayMs(attempt: number, previousMs?: number): number;
+  exponentialMs(attempt: number): number;
+  reseed(seed: number): void;
+}
+
+export interface RetryOptions {
+  /** Attempts in all, the first included. Default 3. */
+  attempts?: number;
+  backoff?: BackoffOptions;
+  /** Whether to retry after `error` (default: every error but EABORTED). */
+  shouldRetry?: (error: unknown, attempt: number) => boolean;
+  budget?: RetryBudget;
+  throttle?: RetryThrottle;
+  /** A total deadline for all attempts and delays (ms). */
+  deadlineMs?: number;
+  /** The server's requested delay (ms) for `error`; default reads `error.retryAfterMs` or a Retry-After header. */
+  retryAfterMs?: (error: unknown) => number | undefined;
+  /** Called before each backoff sleep. */
+  onRetry?: (info: { attempt: number; delayMs: number; error: unknown }) => void;
+}
+
+export interface RetryContext {
+  attempt: number;
+  signal: AbortSignal | undefined;
+  deadline: Deadline | undefined;
+}
+
+/** A reusable retry policy. */
+export declare class Retry implements Policy<RetryContext> {
+  constructor(options?: RetryOptions);
+  readonly attempts: number;
+  execute<T>(fn: (ctx: RetryContext) => T | PromiseLike<T>, options?: ExecuteOptions): Promise<T>;
+}
+
+/** p-retry style. */
+export declare function retry<T>(
+  fn: (ctx: RetryContext) => T | PromiseLike<T>,
+  options?: RetryOptions & { signal?: AbortSignal },
+): Promise<T>;
+
+export interface BulkheadOptions {
+  /** Calls at once. Default 10. */
+  maxConcurrent?: number;
+  /** Callers that may wait (FIFO). Default 0. */
+  maxQueue?: number;
+  /** Longest wait for a permit (ms). Default: no limit. */
+  queueTimeoutMs?: number;
+  /** Percent of maxConcurrent each priority may use (load shedding); default 100 each. */
+  shares?: Partial<Record<Priority, number>>;
+  name?: string;
+  /** Not in this build (ENOTSUPPORTED). */
+  shared?: string;
+}
+
+export interface BulkheadMetrics {
+  name: string;
+  active: number;
+  queued: number;
+  maxConcurrent: number;
+  maxQueue: number;
+  queueRing: number;
+  limits: Record<Priority, number>;
+  admitted: number;
+  rejected: { shed: number; full: number; queueTimeout: number; aborted: number };
+}
+
+/** Bulkhead with priority load shedding (DESIGN §5). */
+export declare class Bulkhead implements Policy {
+  constructor(options?: BulkheadOptions);
+  readonly name: string;
+  readonly maxConcurrent: number;
+  readonly maxQueue: number;
+  execute<T>(fn: (ctx: { signal: AbortSignal | undefined }) => T | PromiseLike<T>, options?: ExecuteOptions): Promise<T>;
+  wrap<P extends unknown[], T>(fn: (...args: P) => T | PromiseLike<T>, options?: ExecuteOptions): (...args: P) => Promise<Awaited<T>>;
+  metrics(): BulkheadMetrics;
+}
+
+/** The semaphore driven by hand. */
+export declare class SemaphoreCore {
+  constructor(options?: Omit<BulkheadOptions, 'queueTimeoutMs' | 'name' | 'shared'>);
+  acquire(priority?: Priority, wait?: boolean): { admitted: true } | { ticket: number } | { error: SeawallError };
+  poll(ticket: number): 'waiting' | 'granted' | 'cancelled' | 'unknown';
+  cancel(ticket: number): 'cancelled' | 'passedOn' | 'unknown';
+  release(): boolean;
+  snapshot(): { active: number; queued: number };
+}
+
+/** A timeout: each call gets its own AbortSignal, aborted when its time is up. */
+export declare class Timeout implements Policy {
+  constructor(ms: number);
+  readonly ms: number;
+  execute<T>(fn: (ctx: { signal: AbortSignal; deadline: Deadline | undefined }) => T | PromiseLike<T>, options?: ExecuteOptions): Promise<T>;
+}
+export declare function timeout(ms: number): Timeout;
+
+/** A deadline budget (DESIGN §6) on performance.now(), or your `nowMs`. */
+export declare class Deadline {
+  constructor(totalMs: number, options?: { nowMs?: number });
+  static after(ms: number): Deadline;
+  readonly startMs: number;
+  readonly endMs: number;
+  remainingMs(nowMs?: number): number;
+  expired(nowMs?: number): boolean;
+  allocateMs(maxMs: number, nowMs?: number): number;
+  child(totalMs: number, nowMs?: number): Deadline;
+}
+
+/** Nest policies, the first outermost. */
+export declare function wrap(...policies: Policy<any>[]): Policy<CallContext> & { policies: Policy<any>[] };
+
+/** The last good value per key (lru-cache), for stale-if-error fallbacks. */
+export declare class StaleCache<K extends {} = string, V extends {} = {}> {
+  constructor(options?: { max?: number; maxStaleMs?: number });
+  set(key: K, value: V): void;
+  get(key: K): V | undefined;
+  delete(key: K): void;
+  readonly size: number;
+}
+
+export interface PipelineOptions {
+  bulkhead?: Policy<any>;
+  breaker?: Policy<any>;
+  retry?: Policy<any>;
+  timeout?: Policy<any>;
+  /** A deadline for the whole call (ms). */
+  deadlineMs?: number;
+  /** Tried in order when the call fails (after the stale cache). */
+  fallback?: ((error: unknown, info: { key: unknown }) => unknown) | Array<(error: unknown, info: { key: unknown }) => unknown>;
+  staleCache?: StaleCache<any, any> | { max?: number; maxStaleMs?: number };
+}
+
+export type Source = 'primary' | 'stale-cache' | `fallback-${number}`;
+
+export interface PipelineResult<T> {
+  value: T;
+  source: Source;
+  degraded: boolean;
+  /** The primary's error, when degraded. */
+  error?: unknown;
+}
+
+/** DESIGN §9 order: fallback → bulkhead → breaker → retry → timeout/deadline → call. */
+export declare class Pipeline {
+  constructor(options?: PipelineOptions);
+  readonly staleCache: StaleCache<any, any> | undefined;
+  execute<T>(fn: (ctx: CallContext) => T | PromiseLike<T>, options?: ExecuteOptions & { key?: unknown }): Promise<PipelineResult<Awaited<T>>>;
+}
+export declare function pipeline(options?: PipelineOptions): Pipeline;
+
+export interface HealthOptions {
+  buckets?: number;
+  bucketMs?: number;
+  degradedErrorRate?: number;
+  unhealthyErrorRate?: number;
+  degradedP99Ms?: number;
+  unhealthyP99Ms?: number;
+}
+
+export type HealthStatus = 'healthy' | 'degraded' | 'unhealthy';
+
+/** Windowed latency and errors of a dependency (DESIGN §7). */
+export declare class Health {
+  constructor(options?: HealthOptions);
+  record(latencyMs: number, failed?: boolean, nowMs?: number): void;
+  snapshot(nowMs?: number): {
+    calls: number; errors: number; errorRate: number | null;
+    p50Ms: number | null; p90Ms: number | null; p99Ms: number | null; status: HealthStatus;
+  };
+  percentileMs(percent: number, nowMs?: number): number | null;
+  status(nowMs?: number): HealthStatus;
+}
+
+/** Register gauges and counters on a prom-client registry, read at scrape time. */
+export declare function registerMetrics(
+  registry: { registerMetric(metric: unknown): void },
+  sources?: {
+    breakers?: Iterable<CircuitBreaker<any, any>>;
+    bulkheads?: Iterable<Bulkhead>;
+    budgets?: Iterable<RetryBudget>;
+    prefix?: string;
+    client?: unknown;
+  },
+): { breakers: Set<CircuitBreaker<any, any>>; bulkheads: Set<Bulkhead>; budgets: Set<RetryBudget> };
+
+export declare function retryAfterOf(error: unknown): number;
+export declare function parseRetryAfter(value: string | null | undefined): number;
+export declare function monotonicMs(): number;
+export declare function sharedSupported(): boolean;

@@ -1,0 +1,10 @@
+// ESM entry: the same exports as the CommonJS entry.
+import seawall from './index.js';
+
+export const {
+  CircuitBreaker, BreakerCore, Retry, retry, RetryBudget, RetryThrottle, Backoff, Bulkhead,
+  SemaphoreCore, Timeout, timeout, Deadline, wrap, pipeline, Pipeline, StaleCache, Health,
+  registerMetrics, SeawallError, isSeawallError, codes, retryAfterOf, parseRetryAfter,
+  monotonicMs, sharedSupported,
+} = seawall;
+export default seawall;

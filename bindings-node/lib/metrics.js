@@ -1,0 +1,154 @@
+'use strict';
+// Prometheus metrics through prom-client: gauges and counters whose values are
+// read from `metrics()` snapshots when the registry is scraped (collect()), so
+// nothing runs between scrapes and no timer is kept.
+
+const { SeawallError, codes, configError } = require('./errors');
+
+function promClient(given) {
+  if (given !== undefined) return given;
+  try {
+    return require('prom-client');
+  } catch (e) {
+    throw new SeawallError(codes.ENOTSUPPORTED, 'registerMetrics needs the prom-client package (npm install prom-client)', {
+      cause: e,
+    });
+  }
+}
+
+const STATES = ['closed', 'open', 'halfOpen', 'forcedOpen', 'disabled'];
+
+/**
+ * Register seawall's metrics on a prom-client `registry`:
+ * - `seawall_breaker_state{breaker, state}` 1 for the current state, else 0
+ * - `seawall_breaker_failure_rate{breaker}` failures per call in the window (0–1)
+ * - `seawall_breaker_window_calls{breaker}` calls in the window
+ * - `seawall_breaker_calls_total{breaker, outcome}` successes, failures,
+ *   ignored, rejected (lifetime; for a shared breaker, of every process)
+ * - `seawall_breaker_transitions_total{breaker}`
+ * - `seawall_bulkhead_active{bulkhead}`, `seawall_bulkhead_queued{bulkhead}`
+ * - `seawall_bulkhead_rejected_total{bulkhead, reason}` shed, full,
+ *   queueTimeout, aborted (this process)
+ * - `seawall_retry_budget_available{budget}` retries available now
+ *
+ * @param {object} registry a prom-client Registry
+ * @param {{ breakers?, bulkheads?, budgets?, prefix?, client? }} sources
+ * @returns {{ breakers: Set, bulkheads: Set, budgets: Set }} live sets: add or
+ *   delete policies later and the next scrape follows
+ */
+function registerMetrics(registry, sources = {}) {
+  if (registry === null || typeof registry !== 'object' || typeof registry.registerMetric !== 'function') {
+    throw configError('registry', 'must be a prom-client Registry');
+  }
+  const client = promClient(sources.client);
+  const prefix = sources.prefix === undefined ? 'seawall_' : sources.prefix;
+  const breakers = new Set(sources.breakers || []);
+  const bulkheads = new Set(sources.bulkheads || []);
+  const budgets = new Set(sources.budgets || []);
+  const registers = [registry];
+
+  const snapshots = () => [...breakers].map((b) => [b.name, b.metrics()]);
+
+  new client.Gauge({
+    name: `${prefix}breaker_state`,
+    help: 'Circuit breaker state: 1 for the current state, 0 for the others.',
+    labelNames: ['breaker', 'state'],
+    registers,
+    collect() {
+      this.reset();
+      for (const [name, m] of snapshots()) {
+        for (const s of STATES) this.set({ breaker: name, state: s }, m.state === s ? 1 : 0);
+      }
+    },
+  });
+  new client.Gauge({
+    name: `${prefix}breaker_failure_rate`,
+    help: 'Failures per call in the breaker\'s sliding window (0-1).',
+    labelNames: ['breaker'],
+    registers,
+    collect() {
+      this.reset();
+      for (const [name, m] of snapshots()) this.set({ breaker: name }, m.failureRate === null ? 0 : m.failureRate / 100);
+    },
+  });
+  new client.Gauge({
+    name: `${prefix}breaker_window_calls`,
+    help: 'Calls in the breaker\'s sliding window.',
+    labelNames: ['breaker'],
+    registers,
+    collect() {
+      this.reset();
+      for (const [name, m] of snapshots()) this.set({ breaker: name }, m.window.calls);
+    },
+  });
+  // Counters follow the core's lifetime totals: each scrape adds what changed.
+  const seen = new Map();
+  const delta = (key, value) => {
+    const before = seen.get(key) || 0;
+    seen.set(key, value);
+    return value >= before ? value - before : value;
+  };
+  new client.Counter({
+    name: `${prefix}breaker_calls_total`,
+    help: 'Calls through the breaker by outcome (success, failure, ignored, rejected).',
+    labelNames: ['breaker', 'outcome'],
+    registers,
+    collect() {
+      for (const [name, m] of snapshots()) {
+        const t = m.totals;
+        for (const [outcome, v] of [['success', t.successes], ['failure', t.failures], ['ignored', t.ignored], ['rejected', t.rejected]]) {
+          this.inc({ breaker: name, outcome }, delta(`c:${name}:${outcome}`, v));
+        }
+      }
+    },
+  });
+  new client.Counter({
+    name: `${prefix}breaker_transitions_total`,
+    help: 'State changes of the breaker.',
+    labelNames: ['breaker'],
+    registers,
+    collect() {
+      for (const [name, m] of snapshots()) this.inc({ breaker: name }, delta(`t:${name}`, m.totals.transitions));
+    },
+  });
+  const bulkheadGauge = (metric, help, pick) => new client.Gauge({
+    name: `${prefix}bulkhead_${metric}`,
+    help,
+    labelNames: ['bulkhead'],
+    registers,
+    collect() {
+      this.reset();
+      for (const b of bulkheads) this.set({ bulkhead: b.name }, pick(b.metrics()));
+    },
+  });
+  bulkheadGauge('active', 'Permits held.', (m) => m.active);
+  bulkheadGauge('queued', 'Callers waiting for a permit.', (m) => m.queued);
+  new client.Counter({
+    name: `${prefix}bulkhead_rejected_total`,
+    help: 'Calls the bulkhead refused, by reason (shed, full, queueTimeout, aborted).',
+    labelNames: ['bulkhead', 'reason'],
+    registers,
+    collect() {
+      for (const b of bulkheads) {
+        const r = b.metrics().rejected;
+        for (const reason of ['shed', 'full', 'queueTimeout', 'aborted']) {
+          this.inc({ bulkhead: b.name, reason }, delta(`b:${b.name}:${reason}`, r[reason]));
+        }
+      }
+    },
+  });
+  new client.Gauge({
+    name: `${prefix}retry_budget_available`,
+    help: 'Retries the budget would allow now.',
+    labelNames: ['budget'],
+    registers,
+    collect() {
+      this.reset();
+      let i = 0;
+      for (const b of budgets) this.set({ budget: b.name || `budget-${++i}` }, b.snapshot().available);
+    },
+  });
+  return { breakers, bulkheads, budgets };
+}
+
+module.exports = { registerMetrics };

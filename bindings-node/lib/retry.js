@@ -1,0 +1,248 @@
+'use strict';
+// Retry (DESIGN §4): attempts, exponential backoff with none / full / equal /
+// decorrelated (AWS) / proportional jitter, a retry budget (Finagle RetryBudget)
+// or throttle (gRPC A6 retry throttling), a total deadline, and Retry-After. The
+// decision for each failed attempt is one call into the core.
+
+const { binding, fast } = require('./native');
+const { SeawallError, isSeawallError, codes, configError, abortedError, fromNative } = require('./errors');
+const { only, number, optionalFunction, backoffConfig, budgetConfig, throttleConfig, isPlainObject } = require('./config');
+const { checkSignal, listen, noop } = require('./abort');
+const { Deadline } = require('./deadline');
+
+const { retryBudgetDeposit, retryThrottleRecordSuccess } = fast;
+
+function notYetShared(what) {
+  return new SeawallError(
+    codes.ENOTSUPPORTED,
+    `${what} { shared } needs the shared-region API for ${what}s, which this build of seawall does not have yet`,
+    { field: 'shared' },
+  );
+}
+
+function create(fn, ...args) {
+  try {
+    return fn(...args);
+  } catch (e) {
+    throw fromNative(e);
+  }
+}
+
+/**
+ * A retry budget (Finagle RetryBudget): over `ttlMs` (default 10 000), each
+ * request deposits `percentCanRetry` % of a retry (default 20), each retry
+ * withdraws one, on top of a reserve of `minRetriesPerSec` · ttl (default 10/s).
+ * Share one budget between every retry policy calling one dependency.
+ */
+class RetryBudget {
+  constructor(options = {}) {
+    if (!isPlainObject(options)) throw configError('options', 'must be an object');
+    if (options.shared !== undefined) throw notYetShared('RetryBudget');
+    this._token = create(binding.retryBudgetNew, budgetConfig(options));
+    this._h = binding.handleOf(this._token);
+    this.name = options.name;
+  }
+
+  /** One original request starts (at `nowMs` of your clock, default now). */
+  deposit(nowMs) {
+    if (nowMs === undefined) retryBudgetDeposit(this._h);
+    else binding.retryBudgetDepositAt(this._h, nowMs);
+  }
+
+  /** Withdraw one retry if the balance covers it (one atomic step). */
+  tryWithdraw(nowMs) {
+    return binding.retryBudgetTryWithdraw(this._h, nowMs);
+  }
+
+  /** `{ requests, retries, available }` in the live window. */
+  snapshot(nowMs) {
+    return binding.retryBudgetSnapshot(this._h, nowMs);
+  }
+}
+
+/**
+ * A retry throttle (gRPC A6): tokens start at `maxTokens` (default 10); each
+ * failure takes one, each success adds `tokenRatio` (default 0.1); a retry is
+ * allowed while tokens > maxTokens / 2.
+ */
+class RetryThrottle {
+  constructor(options = {}) {
+    if (!isPlainObject(options)) throw configError('options', 'must be an object');
+    if (options.shared !== undefined) throw notYetShared('RetryThrottle');
+    this._token = create(binding.retryThrottleNew, throttleConfig(options));
+    this._h = binding.handleOf(this._token);
+    this.name = options.name;
+  }
+
+  /** A call failed: take a token; whether its retry is allowed. */
+  recordFailure() {
+    return binding.retryThrottleRecordFailure(this._h);
+  }
+
+  /** A call succeeded: add `tokenRatio`. */
+  recordSuccess() {
+    retryThrottleRecordSuccess(this._h);
+  }
+
+  /** Tokens now. */
+  get tokens() {
+    return binding.retryThrottleTokens(this._h);
+  }
+}
+
+/**
+ * Backoff delays on their own: `delayMs(attempt, previousMs)` for retry
+ * `attempt` ≥ 1 (`previousMs`: the last delay, used by decorrelated jitter).
+ */
+class Backoff {
+  constructor(options = {}) {
+    this._token = create(binding.backoffNew, backoffConfig(options));
+    this._h = binding.handleOf(this._token);
+  }
+
+  delayMs(attempt, previousMs = 0) {
+    return binding.backoffDelay(this._h, attempt, previousMs);
+  }
+
+  exponentialMs(attempt) {
+    return binding.backoffExponential(this._h, attempt);
+  }
+
+  /** Restart the jitter's random sequence from `seed` (tests). */
+  reseed(seed) {
+    binding.backoffReseed(this._h, seed);
+  }
+}
+
+/** Parse an HTTP Retry-After value (delta-seconds or HTTP-date) to ms, or -1. */
+function parseRetryAfter(value) {
+  if (value === undefined || value === null) return -1;
+  const s = String(value).trim();
+  if (/^\d+(\.\d+)?$/.test(s)) return Number(s) * 1000;
+  const at = Date.parse(s);
+  if (Number.isNaN(at)) return -1;
+  return Math.max(0, at - Date.now());
+}
+
+/**
+ * The server's requested delay carried by `error`, in ms (-1 for none):
+ * `error.retryAfterMs` (seawall's ECIRCUITOPEN has it), else a `retry-after`
+ * header on `error.headers`, `error.response.headers` (object or Headers).
+ */
+function retryAfterOf(error) {
+  if (error === null || typeof error !== 'object') return -1;
+  if (typeof error.retryAfterMs === 'number' && error.retryAfterMs >= 0) return error.retryAfterMs;
+  const headers = error.headers || (error.response && error.response.headers);
+  if (!headers) return -1;
+  const v = typeof headers.get === 'function' ? headers.get('retry-after') : headers['retry-after'];
+  return parseRetryAfter(v);
+}
+
+/** Sleep `ms`, or reject with EABORTED the moment `signal` aborts. */
+function sleep(ms, signal) {
+  return new Promise((resolve, reject) => {
+    let off = noop;
+    const timer = setTimeout(() => {
+      off();
+      resolve();
+    }, ms);
+    if (signal !== undefined) {
+      off = listen(signal, () => {
+        clearTimeout(timer);
+        reject(abortedError(signal));
+      });
+    }
+  });
+}
+
+const GIVE_UP = { '-1': 'maxAttempts', '-2': 'deadline', '-3': 'budgetExhausted', '-4': 'throttled' };
+const RETRY_KEYS = ['attempts', 'backoff', 'shouldRetry', 'budget', 'throttle', 'deadlineMs', 'retryAfterMs', 'onRetry', 'signal'];
+
+/**
+ * A reusable retry policy. `execute(fn, { signal, deadline })` calls
+ * `fn({ attempt, signal, deadline })` until it resolves, `shouldRetry` says no,
+ * the attempts run out, the next delay would end after the deadline (the last
+ * error is thrown unchanged in those cases), or the budget / throttle refuses
+ * (ERETRYBUDGET, with the last error as `cause`).
+ */
+class Retry {
+  constructor(options = {}) {
+    if (!isPlainObject(options)) throw configError('options', 'must be an object');
+    only(options, RETRY_KEYS);
+    const attempts = number(options, 'attempts', 'attempts', { min: 1, integer: true, max: 2 ** 32 - 1 });
+    const backoff = backoffConfig(options.backoff);
+    const budget = options.budget;
+    const throttle = options.throttle;
+    if (budget !== undefined && !(budget instanceof RetryBudget)) throw configError('budget', 'must be a RetryBudget');
+    if (throttle !== undefined && !(throttle instanceof RetryThrottle)) throw configError('throttle', 'must be a RetryThrottle');
+    if (budget !== undefined && throttle !== undefined) throw configError('throttle', 'give a budget or a throttle, not both');
+    this._deadlineMs = number(options, 'deadlineMs', 'deadlineMs', { min: 0, exclusive: true });
+    this._shouldRetry = optionalFunction(options, 'shouldRetry');
+    this._retryAfter = optionalFunction(options, 'retryAfterMs');
+    this._onRetry = optionalFunction(options, 'onRetry');
+    this._budget = budget;
+    this._throttle = throttle;
+    this._token = create(binding.retryPolicyNew, { attempts, backoff }, budget && budget._h, throttle && throttle._h);
+    this._h = binding.handleOf(this._token);
+    this.attempts = attempts === undefined ? 3 : attempts;
+  }
+
+  async execute(fn, options) {
+    if (typeof fn !== 'function') throw configError('fn', 'must be a function');
+    const signal = options === undefined ? undefined : checkSignal(options.signal, configError);
+    let deadline = options === undefined ? undefined : options.deadline;
+    if (deadline === undefined && this._deadlineMs !== undefined) deadline = new Deadline(this._deadlineMs);
+    if (signal !== undefined && signal.aborted) throw abortedError(signal);
+    if (this._budget !== undefined) retryBudgetDeposit(this._budget._h);
+    let attempt = 1;
+    let previousMs = 0;
+    for (;;) {
+      let value;
+      try {
+        value = await fn({ attempt, signal, deadline });
+      } catch (error) {
+        const delay = this._decide(error, attempt, previousMs, signal, deadline);
+        if (this._onRetry !== undefined) this._onRetry({ attempt, delayMs: delay, error });
+        await sleep(delay, signal);
+        previousMs = delay;
+        attempt += 1;
+        continue;
+      }
+      if (this._throttle !== undefined) retryThrottleRecordSuccess(this._throttle._h);
+      return value;
+    }
+  }
+
+  /** The delay before the next attempt, or throws what the caller should see. */
+  _decide(error, attempt, previousMs, signal, deadline) {
+    if (signal !== undefined && signal.aborted) throw error; // the caller's own cancellation
+    if (isSeawallError(error, codes.EABORTED)) throw error;
+    if (this._shouldRetry !== undefined && !this._shouldRetry(error, attempt)) throw error;
+    let retryAfter = this._retryAfter !== undefined ? this._retryAfter(error) : retryAfterOf(error);
+    if (typeof retryAfter !== 'number' || !(retryAfter >= 0)) retryAfter = -1;
+    const left = deadline !== undefined ? deadline.remainingMs() : -1;
+    const d = binding.retryPolicyDecide(this._h, attempt, previousMs, left, retryAfter, undefined);
+    if (d >= 0) return d;
+    const why = GIVE_UP[d];
+    if (why === 'budgetExhausted' || why === 'throttled') {
+      throw new SeawallError(codes.ERETRYBUDGET, `retry refused (${why}) after attempt ${attempt}`, {
+        cause: error, attempts: attempt, reason: why,
+      });
+    }
+    throw error;
+  }
+}
+
+/** p-retry style: `retry(fn, options)` with a policy built from `options`. */
+function retry(fn, options = {}) {
+  if (!isPlainObject(options)) return Promise.reject(configError('options', 'must be an object'));
+  let policy;
+  try {
+    policy = new Retry(options.signal === undefined ? options : { ...options, signal: undefined });
+  } catch (e) {
+    return Promise.reject(e);
+  }
+  return policy.execute(fn, { signal: options.signal });
+}
+
+module.exports = { Retry, retry, RetryBudget, RetryThrottle, Backoff, sleep, retryAfterOf, parseRetryAfter };

@@ -1,0 +1,526 @@
+//! The circuit breaker (DESIGN §3) as JavaScript sees it.
+//!
+//! A breaker lives in this process (a core `CircuitBreaker` whose window type is
+//! the smallest that fits the configuration, so the default breaker is about
+//! 1 KiB) or in a region shared by every process of the host
+//! (`seawall_ffi::breaker::Breaker::open_shared`, with its single-use permit table).
+//!
+//! # Numbers that cross the boundary
+//! * **Permit**: `epoch · 4096 + slot` (an integer below 2⁴⁰, exact in an `f64`).
+//!   `epoch` is the breaker epoch that admitted the call, `slot` the permit-table
+//!   slot of a shared breaker (0 for a local one). The high half of a shared
+//!   permit's id (its slot generation, salted) stays on this side, in a
+//!   per-handle array indexed by slot: a slot is held by one permit at a time, so
+//!   the entry cannot be overwritten while its permit is outstanding.
+//! * **Rejection**: a negative number. `-1` forced open, `-2` half-open with every
+//!   probe slot taken, `-3` every shared permit slot taken, and `-(4 + ns)` open
+//!   with `ns` nanoseconds until the open period ends (capped at 2⁵²).
+//! * **Record** returns the breaker's epoch after recording, so the JS layer
+//!   notices a transition (its own or another process's) without another call.
+
+use std::cell::Cell;
+
+use napi::bindgen_prelude::External;
+use napi::{Error, Result, Status};
+use napi_derive::napi;
+use seawall_core::{
+    BreakerConfig, BreakerMetrics, CircuitBreaker, CountWindow, Outcome, PermitToken, Rejected,
+    State, TimeWindow, WindowConfig,
+};
+use seawall_ffi::breaker::{AcquireError, Breaker, Permit};
+use seawall_ffi::clock::monotonic_ns;
+use seawall_ffi::permits::PERMIT_SLOTS;
+use seawall_ffi::shared::OpenOptions;
+
+use crate::convert::{
+    config_error, count, factor, ms_to_ns, ns_to_ms, percent, region_error, rule_ms,
+};
+use crate::handles::{Token, registry};
+
+/// Permit codes are `epoch · SLOTS + slot`.
+const SLOTS: u64 = PERMIT_SLOTS as u64;
+/// Largest retry-after (ns) a rejection code carries exactly.
+const MAX_CODE_NS: u64 = 1 << 52;
+
+/// A breaker configuration as the JS layer sends it: every field optional
+/// (absent = DESIGN §3 default); for the rules that can be turned off a negative
+/// number means "off" (the JS layer sends -1 for `null`). Durations in ms,
+/// rates in percent (0–100), factors as plain numbers.
+#[napi(object)]
+pub struct NativeBreakerConfig {
+    /// `"count"` or `"time"` (default time).
+    pub window_kind: Option<String>,
+    /// Count window: the last `window_size` calls.
+    pub window_size: Option<f64>,
+    /// Time window: number of buckets.
+    pub window_buckets: Option<f64>,
+    /// Time window: bucket width (ms).
+    pub window_bucket_ms: Option<f64>,
+    /// Calls before a rate can open the breaker.
+    pub minimum_calls: Option<f64>,
+    /// Failure rate (percent) that opens; negative: off.
+    pub failure_rate_threshold: Option<f64>,
+    /// Slow-call rate (percent) that opens.
+    pub slow_call_rate_threshold: Option<f64>,
+    /// A call slower than this (ms) is slow; negative: slow rule off.
+    pub slow_call_duration_ms: Option<f64>,
+    /// Failures in a row that open; negative: off.
+    pub consecutive_failures: Option<f64>,
+    /// First open period (ms).
+    pub open_duration_ms: Option<f64>,
+    /// Growth of each consecutive open period (factor ≥ 1).
+    pub open_backoff_multiplier: Option<f64>,
+    /// Cap of an open period (ms); negative: uncapped.
+    pub max_open_duration_ms: Option<f64>,
+    /// ± jitter of an open period (factor 0–1).
+    pub open_jitter_factor: Option<f64>,
+    /// Probes in flight at once in half-open.
+    pub half_open_max_calls: Option<f64>,
+    /// Successful probes that close.
+    pub half_open_success_threshold: Option<f64>,
+    /// Half-open with no decision for this long (ms) reopens; negative: off.
+    pub half_open_max_wait_ms: Option<f64>,
+}
+
+/// The core configuration for `c`, with a jitter seed from OS entropy.
+pub fn breaker_config(c: &NativeBreakerConfig) -> Result<BreakerConfig> {
+    let d = BreakerConfig::DEFAULT;
+    let window = match c.window_kind.as_deref() {
+        None if c.window_size.is_none() && c.window_buckets.is_none() => d.window,
+        Some("count") => WindowConfig::Count {
+            size: c.window_size.map_or(0, count),
+        },
+        None | Some("time") => WindowConfig::Time {
+            buckets: c.window_buckets.map_or(10, count),
+            bucket_width_ns: c.window_bucket_ms.map_or(1_000_000_000, ms_to_ns),
+        },
+        Some(other) => {
+            return Err(Error::new(
+                Status::InvalidArg,
+                format!("window.kind: must be 'count' or 'time', not {other:?}"),
+            ));
+        }
+    };
+    let rate = |v: Option<f64>| v.map(|p| if p < 0.0 { None } else { Some(percent(p)) });
+    let cfg = BreakerConfig {
+        window,
+        minimum_calls: c.minimum_calls.map_or(d.minimum_calls, count),
+        failure_rate_threshold: rate(c.failure_rate_threshold).unwrap_or(d.failure_rate_threshold),
+        slow_call_rate_threshold: c
+            .slow_call_rate_threshold
+            .map_or(d.slow_call_rate_threshold, percent),
+        slow_call_duration_ns: rule_ms(c.slow_call_duration_ms, d.slow_call_duration_ns),
+        consecutive_failures: match c.consecutive_failures {
+            None => d.consecutive_failures,
+            Some(n) if n < 0.0 => None,
+            Some(n) => Some(count(n)),
+        },
+        open_duration_ns: c.open_duration_ms.map_or(d.open_duration_ns, ms_to_ns),
+        open_backoff_multiplier: c
+            .open_backoff_multiplier
+            .map_or(d.open_backoff_multiplier, factor),
+        max_open_duration_ns: rule_ms(c.max_open_duration_ms, d.max_open_duration_ns),
+        open_jitter_factor: c.open_jitter_factor.map_or(d.open_jitter_factor, factor),
+        half_open_max_calls: c.half_open_max_calls.map_or(d.half_open_max_calls, count),
+        half_open_success_threshold: c
+            .half_open_success_threshold
+            .map_or(d.half_open_success_threshold, count),
+        half_open_max_wait_ns: rule_ms(c.half_open_max_wait_ms, d.half_open_max_wait_ns),
+        jitter_seed: seawall_ffi::breaker::entropy(),
+    };
+    cfg.validate().map_err(config_error)?;
+    Ok(cfg)
+}
+
+/// A breaker in this process, over the smallest window type that fits.
+enum Local {
+    C32(Box<CircuitBreaker<CountWindow<32>>>),
+    C128(Box<CircuitBreaker<CountWindow<128>>>),
+    C1024(Box<CircuitBreaker<CountWindow<1024>>>),
+    T10(Box<CircuitBreaker<TimeWindow<10>>>),
+    T32(Box<CircuitBreaker<TimeWindow<32>>>),
+    T128(Box<CircuitBreaker<TimeWindow<128>>>),
+}
+
+macro_rules! each_local {
+    ($l:expr, $b:ident => $e:expr) => {
+        match $l {
+            Local::C32($b) => $e,
+            Local::C128($b) => $e,
+            Local::C1024($b) => $e,
+            Local::T10($b) => $e,
+            Local::T32($b) => $e,
+            Local::T128($b) => $e,
+        }
+    };
+}
+
+impl Local {
+    fn new(cfg: BreakerConfig) -> Result<(Self, usize)> {
+        fn boxed<W: seawall_core::SlidingWindow>(
+            cfg: BreakerConfig,
+        ) -> Result<Box<CircuitBreaker<W>>> {
+            CircuitBreaker::new(cfg).map(Box::new).map_err(config_error)
+        }
+        let local = match cfg.window {
+            WindowConfig::Count { size } if size <= 32 => Self::C32(boxed(cfg)?),
+            WindowConfig::Count { size } if size <= 128 => Self::C128(boxed(cfg)?),
+            WindowConfig::Count { .. } => Self::C1024(boxed(cfg)?),
+            WindowConfig::Time { buckets, .. } if buckets <= 10 => Self::T10(boxed(cfg)?),
+            WindowConfig::Time { buckets, .. } if buckets <= 32 => Self::T32(boxed(cfg)?),
+            WindowConfig::Time { .. } => Self::T128(boxed(cfg)?),
+        };
+        let size = each_local!(&local, b => size_of_val(&**b));
+        Ok((local, size))
+    }
+}
+
+/// A shared breaker and the high halves of the permit ids this handle holds.
+struct Shared {
+    breaker: Breaker,
+    id_high: Box<[Cell<u32>]>,
+}
+
+enum Inner {
+    Local(Local),
+    Shared(Shared),
+}
+
+fn outcome_of(code: u32) -> Outcome {
+    match code {
+        0 => Outcome::Success,
+        1 => Outcome::Failure,
+        _ => Outcome::Ignored,
+    }
+}
+
+fn rejection_code(r: Rejected) -> f64 {
+    match r.state {
+        State::ForcedOpen => -1.0,
+        State::HalfOpen => -2.0,
+        _ => -((4 + r.retry_after_ns.unwrap_or(0).min(MAX_CODE_NS)) as f64),
+    }
+}
+
+#[allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    reason = "codes are integers below 2^40 made by `acquire`; garbage is clamped"
+)]
+fn split_code(code: f64) -> (u32, usize) {
+    let c = if code.is_finite() && code > 0.0 {
+        code as u64
+    } else {
+        0
+    };
+    (
+        ((c / SLOTS) & u64::from(u32::MAX)) as u32,
+        (c % SLOTS) as usize,
+    )
+}
+
+fn state_name(s: State) -> &'static str {
+    match s {
+        State::Closed => "closed",
+        State::Open => "open",
+        State::HalfOpen => "halfOpen",
+        State::ForcedOpen => "forcedOpen",
+        State::Disabled => "disabled",
+    }
+}
+
+/// A snapshot of a breaker (`metrics()`); reading changes nothing.
+#[napi(object)]
+pub struct NativeBreakerMetrics {
+    /// `closed`, `open`, `halfOpen`, `forcedOpen` or `disabled`.
+    pub state: String,
+    /// Current epoch (changes with every state change).
+    pub epoch: u32,
+    /// Calls in the sliding window.
+    pub calls: f64,
+    /// Failed calls in the window.
+    pub failures: f64,
+    /// Slow calls in the window.
+    pub slow_calls: f64,
+    /// Slow failed calls in the window.
+    pub slow_failures: f64,
+    /// Failures per call in the window, percent (null for an empty window).
+    pub failure_rate: Option<f64>,
+    /// Slow calls per call in the window, percent (null for an empty window).
+    pub slow_call_rate: Option<f64>,
+    /// Failures in a row (closed only).
+    pub consecutive_failures: u32,
+    /// Probes in flight (half-open only).
+    pub half_open_in_flight: u32,
+    /// Successful probes so far (half-open only).
+    pub half_open_successes: u32,
+    /// Consecutive openings (k of DESIGN §3.2).
+    pub openings: u32,
+    /// What a rejection in open reports now (ms), or null.
+    pub retry_after_ms: Option<f64>,
+    /// Lifetime: permits handed out.
+    pub total_admitted: f64,
+    /// Lifetime: acquires refused.
+    pub total_rejected: f64,
+    /// Lifetime: successes recorded.
+    pub total_successes: f64,
+    /// Lifetime: failures recorded.
+    pub total_failures: f64,
+    /// Lifetime: slow calls recorded.
+    pub total_slow: f64,
+    /// Lifetime: ignored outcomes.
+    pub total_ignored: f64,
+    /// Lifetime: outcomes of permits from an earlier epoch.
+    pub total_stale: f64,
+    /// Lifetime: state changes.
+    pub total_transitions: f64,
+    /// Shared breakers: permits admitted and not yet recorded (all processes).
+    pub permits_outstanding: Option<f64>,
+}
+
+fn rate(r: Option<seawall_core::Ratio>) -> Option<f64> {
+    r.map(|r| r.ppm() as f64 / 10_000.0)
+}
+
+fn metrics_object(m: &BreakerMetrics, outstanding: Option<u64>) -> NativeBreakerMetrics {
+    NativeBreakerMetrics {
+        state: state_name(m.state).to_owned(),
+        epoch: m.epoch,
+        calls: m.window.calls as f64,
+        failures: m.window.failures as f64,
+        slow_calls: m.window.slow as f64,
+        slow_failures: m.window.slow_failures as f64,
+        failure_rate: rate(m.failure_rate),
+        slow_call_rate: rate(m.slow_call_rate),
+        consecutive_failures: m.consecutive_failures,
+        half_open_in_flight: m.half_open_in_flight,
+        half_open_successes: m.half_open_successes,
+        openings: m.openings,
+        retry_after_ms: m.retry_after_ns.map(ns_to_ms),
+        total_admitted: m.totals.admitted as f64,
+        total_rejected: m.totals.rejected as f64,
+        total_successes: m.totals.successes as f64,
+        total_failures: m.totals.failures as f64,
+        total_slow: m.totals.slow as f64,
+        total_ignored: m.totals.ignored as f64,
+        total_stale: m.totals.stale as f64,
+        total_transitions: m.totals.transitions as f64,
+        permits_outstanding: outstanding.map(|n| n as f64),
+    }
+}
+
+registry!(BREAKERS, Inner, "breaker");
+
+fn free(handle: f64) {
+    let _ = BREAKERS.try_with(|r| r.free(handle));
+}
+
+fn with<R>(h: f64, f: impl FnOnce(&Inner) -> R) -> Result<R> {
+    BREAKERS.with(|r| r.with(h, f))
+}
+
+/// Run `$e` with `$b` bound to whatever answers the plain core calls.
+macro_rules! each {
+    ($inner:expr, $b:ident => $e:expr) => {
+        match $inner {
+            Inner::Local(l) => each_local!(l, $b => $e),
+            Inner::Shared(s) => {
+                let $b = &s.breaker;
+                $e
+            }
+        }
+    };
+}
+
+/// A breaker in this process, or (with `shared`) the breaker named `shared` in
+/// `/dev/shm`, created or attached. Returns the token that owns it (its handle:
+/// `handleOf`). Throws on an invalid configuration or a region that cannot be
+/// opened (see `convert::region_error`).
+#[napi]
+pub fn breaker_new(config: NativeBreakerConfig, shared: Option<String>) -> Result<External<Token>> {
+    let cfg = breaker_config(&config)?;
+    let (inner, size) = match shared {
+        None => {
+            let (local, size) = Local::new(cfg)?;
+            (Inner::Local(local), size)
+        }
+        Some(name) => {
+            let breaker =
+                Breaker::open_shared(&name, &cfg, &OpenOptions::default()).map_err(region_error)?;
+            let id_high = (0..PERMIT_SLOTS).map(|_| Cell::new(0)).collect();
+            let size = PERMIT_SLOTS * size_of::<Cell<u32>>();
+            (Inner::Shared(Shared { breaker, id_high }), size)
+        }
+    };
+    let handle = BREAKERS.with(|r| r.insert(inner))?;
+    // The size hint tells V8 how much native memory the small token keeps alive,
+    // so that dropped breakers are collected in time.
+    Ok(External::new_with_size_hint(Token::new(handle, free), size))
+}
+
+/// Ask breaker `h` to make one call now: a permit code (≥ 0) or a rejection (< 0).
+pub fn breaker_acquire(h: f64) -> Result<f64> {
+    with(h, |b| acquire_ns(b, monotonic_ns()))
+}
+
+/// [`breaker_acquire`] at `now_ms` of the caller's clock.
+#[napi]
+pub fn breaker_acquire_at(h: f64, now_ms: f64) -> Result<f64> {
+    with(h, |b| acquire_ns(b, ms_to_ns(now_ms)))
+}
+
+fn acquire_ns(inner: &Inner, now: u64) -> f64 {
+    match inner {
+        Inner::Local(l) => each_local!(l, b => match b.acquire_token(now) {
+            Ok(t) => (u64::from(t.epoch) * SLOTS) as f64,
+            Err(r) => rejection_code(r),
+        }),
+        Inner::Shared(s) => match s.breaker.try_acquire(now) {
+            Ok(p) => {
+                let slot = (p.id & 0xFFFF_FFFF) as usize % PERMIT_SLOTS;
+                s.id_high[slot].set((p.id >> 32) as u32);
+                (u64::from(p.epoch) * SLOTS + slot as u64) as f64
+            }
+            Err(AcquireError::Rejected(r)) => rejection_code(r),
+            Err(AcquireError::PermitsExhausted) => -3.0,
+        },
+    }
+}
+
+/// Record how the call admitted with permit `code` ended (`outcome` 0 success,
+/// 1 failure, 2 ignored), taking `duration_ms`; returns the epoch after
+/// recording. Throws `EPERMIT` for a shared permit used twice.
+pub fn breaker_record(h: f64, code: f64, outcome: u32, duration_ms: f64) -> Result<u32> {
+    with(h, |b| {
+        record_ns(b, code, outcome, ms_to_ns(duration_ms), monotonic_ns())
+    })?
+}
+
+/// [`breaker_record`] at `now_ms` of the caller's clock.
+#[napi]
+pub fn breaker_record_at(
+    h: f64,
+    code: f64,
+    outcome: u32,
+    duration_ms: f64,
+    now_ms: f64,
+) -> Result<u32> {
+    with(h, |b| {
+        record_ns(b, code, outcome, ms_to_ns(duration_ms), ms_to_ns(now_ms))
+    })?
+}
+
+fn record_ns(inner: &Inner, code: f64, outcome: u32, duration: u64, now: u64) -> Result<u32> {
+    let (epoch, slot) = split_code(code);
+    let outcome = outcome_of(outcome);
+    match inner {
+        Inner::Local(l) => each_local!(l, b => {
+            b.record_token(PermitToken { epoch }, outcome, duration, now);
+            Ok(b.epoch())
+        }),
+        Inner::Shared(s) => {
+            let id = (u64::from(s.id_high[slot].get()) << 32) | slot as u64;
+            s.breaker
+                .record(Permit { id, epoch }, outcome, duration, now)
+                .map_err(|e| {
+                    Error::new(
+                        Status::GenericFailure,
+                        format!("EPERMIT permit not usable: {e:?}"),
+                    )
+                })?;
+            Ok(s.breaker.epoch())
+        }
+    }
+}
+
+/// `state · 2²⁸ + epoch` of breaker `h`: state 0 closed, 1 open, 2 half-open,
+/// 3 forced open, 4 disabled. One call for the JS layer's transition check.
+pub fn breaker_state_word(h: f64) -> Result<f64> {
+    with(h, |inner| {
+        let (state, epoch) = each!(inner, b => (b.state(), b.epoch()));
+        f64::from(state as u8) * f64::from(1u32 << 28) + f64::from(epoch)
+    })
+}
+
+/// What a rejection in open would report at `now_ms` (default: now), in ms, or
+/// null.
+#[napi]
+pub fn breaker_retry_after_ms(h: f64, now_ms: Option<f64>) -> Result<Option<f64>> {
+    let now = now_ms.map_or_else(monotonic_ns, ms_to_ns);
+    with(h, |inner| {
+        each!(inner, b => b.retry_after(now)).map(ns_to_ms)
+    })
+}
+
+/// A snapshot of breaker `h` as of `now_ms` (default: now). Reading changes
+/// nothing.
+#[napi]
+pub fn breaker_metrics(h: f64, now_ms: Option<f64>) -> Result<NativeBreakerMetrics> {
+    let now = now_ms.map_or_else(monotonic_ns, ms_to_ns);
+    with(h, |inner| match inner {
+        Inner::Local(l) => each_local!(l, b => metrics_object(&b.metrics(now), None)),
+        Inner::Shared(s) => {
+            let m = s.breaker.metrics(now);
+            metrics_object(&m.core, Some(m.permits_outstanding))
+        }
+    })
+}
+
+/// Manual control of breaker `h`: `"forceOpen"` (reject every call until
+/// reset), `"disable"` (admit every call, counting in totals only) or `"reset"`
+/// (closed with an empty window).
+#[napi]
+pub fn breaker_control(h: f64, action: String) -> Result<()> {
+    with(h, |inner| match action.as_str() {
+        "forceOpen" => {
+            each!(inner, b => b.force_open());
+            Ok(())
+        }
+        "disable" => {
+            each!(inner, b => b.disable());
+            Ok(())
+        }
+        "reset" => {
+            each!(inner, b => b.reset());
+            Ok(())
+        }
+        other => Err(Error::new(
+            Status::InvalidArg,
+            format!("unknown breaker action {other:?}"),
+        )),
+    })?
+}
+
+/// Shared breakers: give back, as ignored, the permits of processes that no
+/// longer exist (a worker killed mid-call). Returns how many; 0 for a local
+/// breaker.
+#[napi]
+pub fn breaker_reclaim_abandoned(h: f64) -> Result<f64> {
+    with(h, |inner| match inner {
+        Inner::Local(_) => 0.0,
+        Inner::Shared(s) => s.breaker.reclaim_abandoned(monotonic_ns()) as f64,
+    })
+}
+
+/// `[shared, created]`: whether breaker `h` lives in a shared region, and
+/// whether this handle created it (always true for a local breaker).
+#[napi]
+pub fn breaker_placement(h: f64) -> Result<Vec<bool>> {
+    with(h, |inner| match inner {
+        Inner::Local(_) => vec![false, true],
+        Inner::Shared(s) => vec![true, s.breaker.created()],
+    })
+}
+
+/// Remove the shared breaker `name` (a missing one is fine). Processes attached
+/// to it keep theirs; the next open creates a new one.
+#[napi]
+pub fn breaker_unlink_shared(name: String) -> Result<()> {
+    Breaker::unlink_shared(&name).map_err(region_error)
+}
+
+/// Breakers alive in this thread (tests: dropped breakers are freed).
+#[napi]
+pub fn breaker_live() -> u32 {
+    u32::try_from(BREAKERS.with(crate::handles::Registry::live)).unwrap_or(u32::MAX)
+}

@@ -1,0 +1,87 @@
+// Compiled with `tsc --strict --noEmit` (test/tsconfig.json): the package's types
+// must accept this code and keep the wrapped functions' types; the lines marked
+// as expected errors must stay errors.
+import {
+  CircuitBreaker, Bulkhead, Retry, retry, RetryBudget, timeout, wrap, pipeline, StaleCache,
+  Deadline, isSeawallError, SeawallError, Health, registerMetrics, type BreakerState,
+  type PipelineResult,
+} from 'seawall';
+
+async function getUser(id: number, verbose: boolean): Promise<{ id: number; name: string }> {
+  return { id, name: verbose ? 'Ada Lovelace' : 'Ada' };
+}
+
+export async function main(): Promise<void> {
+  const breaker = new CircuitBreaker({
+    name: 'users',
+    window: { kind: 'count', size: 100 },
+    minimumCalls: 20,
+    failureRateThreshold: 50,
+    slowCallDurationMs: 2000,
+    slowCallRateThreshold: 80,
+    consecutiveFailures: null,
+    openDurationMs: 30_000,
+    openBackoffMultiplier: 2,
+    maxOpenDurationMs: 300_000,
+    openJitterFactor: 0.1,
+    halfOpenMaxCalls: 2,
+    halfOpenSuccessThreshold: 2,
+    halfOpenMaxWaitMs: 60_000,
+    isFailure: (e) => !(e instanceof TypeError),
+  });
+
+  // wrap keeps the parameter and result types.
+  const guarded = breaker.wrap(getUser);
+  const user = await guarded(1, true);
+  const name: string = user.name;
+  // @ts-expect-error the wrapped function still takes (number, boolean)
+  await guarded('1', true);
+
+  const n: number = await breaker.execute(async ({ signal }) => (signal?.aborted ? 0 : 1));
+  const state: BreakerState = breaker.state;
+  const sub = breaker.onOpen(({ retryAfterMs }) => console.log(retryAfterMs));
+  sub.dispose();
+  breaker.on('stateChange', ({ from, to }) => console.log(from, to));
+
+  try {
+    await breaker.execute(() => 1);
+  } catch (e) {
+    if (isSeawallError(e, 'ECIRCUITOPEN')) {
+      const wait: number | undefined = e.retryAfterMs;
+      console.log(wait);
+    }
+  }
+
+  const opossumStyle = new CircuitBreaker(getUser, { openDurationMs: 1000 });
+  const u2 = await opossumStyle.fire(2, false);
+  console.log(u2);
+
+  const bulkhead = new Bulkhead({ maxConcurrent: 10, maxQueue: 20, queueTimeoutMs: 500, shares: { critical: 100, high: 80, normal: 50, low: 20 } });
+  const b: string = await bulkhead.execute(async () => 'x', { priority: 'low' });
+  // @ts-expect-error not a priority
+  await bulkhead.execute(async () => 'x', { priority: 'urgent' });
+
+  const budget = new RetryBudget({ ttlMs: 10_000, percentCanRetry: 20, minRetriesPerSec: 10 });
+  const r: number = await retry(async ({ attempt }) => attempt, {
+    attempts: 5,
+    backoff: { baseMs: 100, multiplier: 2, maxMs: 2000, jitter: 'decorrelated' },
+    budget,
+    deadlineMs: 3000,
+    signal: AbortSignal.timeout(10_000),
+  });
+  const policy = new Retry({ attempts: 3, backoff: { jitter: 'equal' } });
+
+  const composed = wrap(bulkhead, breaker, policy, timeout(500));
+  const v: number = await composed.execute(async ({ signal }) => (signal ? 1 : 2));
+
+  const p = pipeline({ breaker, retry: policy, timeout: timeout(500), bulkhead, deadlineMs: 3000, staleCache: new StaleCache({ max: 100 }), fallback: () => ({ id: 0, name: 'nobody' }) });
+  const res: PipelineResult<{ id: number; name: string }> = await p.execute(() => getUser(3, false), { key: 'user:3' });
+  if (res.degraded) console.log(res.source);
+
+  const d = new Deadline(3000);
+  const left: number = d.allocateMs(500);
+  const h = new Health();
+  h.record(12, false);
+  const e = new SeawallError('ETIMEDOUT', 'x');
+  console.log(name, n, state, b, r, v, left, h.status(), e.code, registerMetrics);
+}
