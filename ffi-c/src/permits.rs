@@ -124,20 +124,23 @@ pub(crate) mod pid {
     }
 }
 
-/// Under loom the models say which pid claims (a plain static, set before the
-/// model's threads start).
+/// Under loom the models say which pid claims, set before the model's threads
+/// start. Thread-local: loom runs a model's threads on the test's own OS thread,
+/// and the test harness runs models in parallel on different ones.
 #[cfg(loom)]
 pub(crate) mod pid {
-    use std::sync::atomic::{AtomicU32, Ordering};
+    use std::cell::Cell;
 
-    static PID: AtomicU32 = AtomicU32::new(1);
+    std::thread_local! {
+        static PID: Cell<u32> = const { Cell::new(1) };
+    }
 
     pub(crate) fn current() -> u32 {
-        PID.load(Ordering::Relaxed)
+        PID.with(Cell::get)
     }
 
     pub(super) fn set(pid: u32) {
-        PID.store(pid, Ordering::Relaxed);
+        PID.with(|p| p.set(pid));
     }
 }
 
