@@ -128,12 +128,14 @@ impl<const N: usize> HolderTable<N> {
     }
 
     /// Take a free slot for a permit; its id, or `None` when all `N` are taken.
+    #[must_use = "an unused id leaves its slot held"]
     pub fn claim_held(&self) -> Option<u64> {
         self.claim(0, HELD)
     }
 
     /// Take a free slot for core ticket `t`; its id, or `None` when all `N` are
     /// taken.
+    #[must_use = "an unused id leaves its slot held"]
     pub fn claim_waiting(&self, t: u32) -> Option<u64> {
         self.claim(t, WAITING)
     }

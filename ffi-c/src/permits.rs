@@ -228,6 +228,7 @@ impl<const N: usize> PermitTable<N> {
 
     /// Take a free slot for a call admitted in `epoch`; its permit id, or `None`
     /// when all `N` are held.
+    #[must_use = "an unused id leaves its slot held"]
     pub fn claim(&self, epoch: u32) -> Option<u64> {
         let mut idx = cursor::get(N);
         // Invariant: a slot goes free(g) → held(g + 1) only by this CAS and

@@ -211,12 +211,11 @@ impl Api {
 
     /// Panic (caught per scenario, reported as FAIL) unless `status` is `want`.
     fn expect(&self, what: &str, status: Status, want: Status) {
-        if status != want {
-            panic!(
-                "{what} returned status {status}, expected {want}: {:?}",
-                self.message()
-            );
-        }
+        assert!(
+            status == want,
+            "{what} returned status {status}, expected {want}: {:?}",
+            self.message()
+        );
     }
 
     /// The last error message of this thread.
