@@ -3,7 +3,7 @@
 # compiled with -std=c99 -Wall -Wextra -Werror -pedantic against libseawall.a and
 # libseawall.so, run natively and under valgrind; once more built with
 # -fsanitize=address,undefined; a C++11 program including the header twice; the
-# multi-process test on one shared breaker.
+# multi-process test on one shared breaker and one shared semaphore.
 #
 # Expects target/release/libseawall.{a,so} (scripts/test.sh builds them with
 # `cargo build --release --locked -p seawall-ffi`). Fails on the first failure.
@@ -17,7 +17,7 @@ CC=${CC:-cc}
 CXX=${CXX:-c++}
 CFLAGS=(-std=c99 -Wall -Wextra -Werror -pedantic -g -O1 -Iinclude -I"$SRC")
 STATIC=("$LIB/libseawall.a" -lpthread -ldl -lm)
-SHARED=(-L"$LIB" -lseawall -Wl,-rpath,"$PWD/$LIB")
+SHARED=(-L"$LIB" -lseawall -Wl,-rpath,"$PWD/$LIB" -pthread)
 VALGRIND=(valgrind --quiet --error-exitcode=1 --leak-check=full
   --errors-for-leak-kinds=definite,indirect --track-fds=no)
 
