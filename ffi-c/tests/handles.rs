@@ -290,3 +290,15 @@ fn budget_throttle_and_health_shared_by_two_handles() {
     RetryThrottle::unlink_shared(&n).unwrap();
     Health::unlink_shared(&n).unwrap();
 }
+
+/// The bindings keep these in objects of a garbage-collected runtime, used from
+/// any thread (a `PyO3` `#[pyclass]`, a napi-rs class): they must be `Send + Sync`.
+#[test]
+fn every_handle_is_send_and_sync() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Semaphore>();
+    send_sync::<RetryBudget>();
+    send_sync::<RetryThrottle>();
+    send_sync::<Health>();
+    send_sync::<seawall::breaker::Breaker>();
+}
