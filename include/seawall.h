@@ -164,8 +164,8 @@ enum seawall_status
   /**
    * All `SEAWALL_BREAKER_MAX_PERMITS` permits of the breaker are outstanding;
    * the admission was given back as ignored. (A semaphore's holder table has
-   * room for every permit and ticket, so it returns this only if the protocol
-   * was broken; its admission is undone.)
+   * a slot for every permit and ticket; only scans racing many others could
+   * miss a free one three times over, and then the admission is undone.)
    */
   SEAWALL_STATUS_PERMITS_EXHAUSTED = 14,
   /**

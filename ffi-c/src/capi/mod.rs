@@ -70,8 +70,8 @@ pub enum seawall_status {
     NotLockFree = 13,
     /// All `SEAWALL_BREAKER_MAX_PERMITS` permits of the breaker are outstanding;
     /// the admission was given back as ignored. (A semaphore's holder table has
-    /// room for every permit and ticket, so it returns this only if the protocol
-    /// was broken; its admission is undone.)
+    /// a slot for every permit and ticket; only scans racing many others could
+    /// miss a free one three times over, and then the admission is undone.)
     PermitsExhausted = 14,
     /// Not an error: no permit now; the caller waits in the semaphore's queue
     /// with the ticket written out (poll it until granted, or cancel it).

@@ -184,7 +184,7 @@ fn c_rejection(r: seawall_core::SemaphoreRejected) -> seawall_semaphore_rejectio
 fn exhausted() -> Failure {
     Failure::new(
         seawall_status::PermitsExhausted,
-        "no free holder slot in this semaphore (every permit and ticket has one, so a caller broke the protocol); nothing was acquired",
+        "no free holder slot found in this semaphore's table after three scans (racing ones); nothing was acquired: try again",
     )
 }
 

@@ -13,10 +13,13 @@
 //!
 //! So a slot in use always stands for one permit or ticket the core counts, and
 //! `slots in use ≤ active + queued ≤ max_concurrent + max_queue ≤ N`: a table of
-//! `N ≥ max_concurrent + Q` slots never runs out while callers keep to the
-//! protocol (the `PermitsExhausted` paths guard the impossible). A process killed
-//! between the core step and the slot step (a few instructions) leaves one
-//! permit or ticket that no slot names, and no reclaim can find.
+//! `N ≥ max_concurrent + Q` slots always has a free slot for a caller the core
+//! admitted or queued. A claim scans the table from a per-thread cursor, and
+//! slots freed and taken by other threads behind the scan could in principle
+//! make it miss every free one; it scans up to three times, and only then
+//! (`PermitsExhausted`) undoes the admission. A process killed between the
+//! core step and the slot step (a few instructions) leaves one permit or ticket
+//! that no slot names, and no reclaim can find.
 
 use core::mem::MaybeUninit;
 
@@ -60,8 +63,9 @@ pub enum AcquireError {
     /// Shed by priority, or full (no permit, no room to wait), with the
     /// occupancy that refused it.
     Rejected(SemaphoreRejected),
-    /// No free holder slot (cannot happen while callers keep to the protocol);
-    /// the admission was undone.
+    /// Three scans of the holder table found no free slot (there always is one,
+    /// see the module docs; only scans racing many others could miss it); the
+    /// admission was undone.
     PermitsExhausted,
 }
 
@@ -166,7 +170,7 @@ impl<const Q: usize, const N: usize> SemaphoreCell<Q, N> {
         match self.sem.acquire_raw(p, true) {
             Ok(RawAdmission::Admitted) => self.hold().map(Acquired::Admitted),
             Ok(RawAdmission::Queued(t)) => {
-                let Some(id) = self.holders.claim_waiting(t.id) else {
+                let Some(id) = (0..3).find_map(|_| self.holders.claim_waiting(t.id)) else {
                     // Leave the queue (a permit granted meanwhile is passed on).
                     let _ = self.sem.cancel(t);
                     return Err(AcquireError::PermitsExhausted);
@@ -178,7 +182,7 @@ impl<const Q: usize, const N: usize> SemaphoreCell<Q, N> {
     }
 
     fn hold(&self) -> Result<Permit, AcquireError> {
-        let Some(id) = self.holders.claim_held() else {
+        let Some(id) = (0..3).find_map(|_| self.holders.claim_held()) else {
             self.sem.release();
             return Err(AcquireError::PermitsExhausted);
         };

@@ -101,7 +101,7 @@ mod local {
         Rejected(SemaphoreRejected),
         /// Waited the whole timeout; the waiter left the queue.
         TimedOut,
-        /// No free holder slot (cannot happen while callers keep to the protocol).
+        /// No free holder slot found (see [`AcquireError::PermitsExhausted`]).
         PermitsExhausted,
         /// The waiting ticket was taken by someone else (a reclaim that believed
         /// this process dead): nothing is held.
