@@ -1,13 +1,17 @@
 /*
- * seawall: fault-tolerance primitives (circuit breaker, deadline budget) for C.
+ * seawall: fault-tolerance primitives for C: circuit breaker, permit semaphore
+ * (bulkhead) with load shedding, retry budget, retry throttle, backoff with
+ * jitter and the retry decision, deadline budget, health.
  * SPDX-License-Identifier: MIT OR Apache-2.0
  *
  * Link with -lseawall (libseawall.so) or libseawall.a plus -lpthread -ldl -lm.
  * Every duration is uint64_t nanoseconds of a monotonic clock (seawall_now_ns()).
  * Every fallible function returns a seawall_status; on failure
  * seawall_last_error_message() says why, on the calling thread.
- * Handles (seawall_breaker *) are owned by the caller and released with their
- * _free function (NULL is fine); everything else is plain data.
+ * Handles (seawall_breaker *, seawall_semaphore *, seawall_retry_budget *,
+ * seawall_retry_throttle *, seawall_health *) are owned by the caller and
+ * released with their _free function (NULL is fine); everything else (configs,
+ * permits, tickets, backoff states, deadlines, snapshots) is plain data.
  */
 
 #ifndef SEAWALL_H
@@ -71,6 +75,21 @@
 #define SEAWALL_NONE UINT64_MAX
 
 /**
+ * Most buckets (`buckets`) of a health window.
+ */
+#define SEAWALL_HEALTH_MAX_BUCKETS 60
+
+/**
+ * Largest `max_concurrent` of a semaphore.
+ */
+#define SEAWALL_SEMAPHORE_MAX_CONCURRENT 4096
+
+/**
+ * Largest `max_queue` of a semaphore.
+ */
+#define SEAWALL_SEMAPHORE_MAX_QUEUE 1024
+
+/**
  * What every fallible function returns. The values are part of the ABI: they
  * never change and are never reused; new codes are appended.
  */
@@ -92,11 +111,13 @@ enum seawall_status
    */
   SEAWALL_STATUS_INVALID_CONFIG = 2,
   /**
-   * Not an error: the breaker refused the call (see `seawall_rejection`).
+   * Not an error: the breaker or semaphore refused the call (see
+   * `seawall_rejection`, `seawall_semaphore_rejection`).
    */
   SEAWALL_STATUS_REJECTED = 3,
   /**
-   * The permit was recorded already (or was not issued by this breaker).
+   * The permit was recorded (breaker) or released (semaphore) already, or was
+   * not issued by this breaker or semaphore.
    */
   SEAWALL_STATUS_PERMIT_ALREADY_USED = 4,
   /**
@@ -142,9 +163,39 @@ enum seawall_status
   SEAWALL_STATUS_NOT_LOCK_FREE = 13,
   /**
    * All `SEAWALL_BREAKER_MAX_PERMITS` permits of the breaker are outstanding;
-   * the admission was given back as ignored.
+   * the admission was given back as ignored. (A semaphore's holder table has
+   * a slot for every permit and ticket; only scans racing many others could
+   * miss a free one three times over, and then the admission is undone.)
    */
   SEAWALL_STATUS_PERMITS_EXHAUSTED = 14,
+  /**
+   * Not an error: no permit now; the caller waits in the semaphore's queue
+   * with the ticket written out (poll it until granted, or cancel it).
+   */
+  SEAWALL_STATUS_QUEUED = 15,
+  /**
+   * Not an error: the ticket still waits; poll it again later.
+   */
+  SEAWALL_STATUS_WAITING = 16,
+  /**
+   * Not an error: the waiter left the queue without a permit.
+   */
+  SEAWALL_STATUS_CANCELLED = 17,
+  /**
+   * Not an error: a permit reached the ticket in the same instant it was
+   * cancelled; it was passed on to the next waiter or back to the pool.
+   */
+  SEAWALL_STATUS_PASSED_ON = 18,
+  /**
+   * The ticket is not waiting: already granted and taken by a poll,
+   * cancelled, reclaimed, or not issued by this semaphore. Nothing changed.
+   */
+  SEAWALL_STATUS_UNKNOWN_TICKET = 19,
+  /**
+   * Not an error: a blocking acquire waited its whole timeout and left the
+   * queue; nothing is held.
+   */
+  SEAWALL_STATUS_WAIT_TIMED_OUT = 20,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -159,6 +210,167 @@ typedef int32_t seawall_status;
  * may be called from any number of threads at once.
  */
 typedef struct seawall_breaker seawall_breaker;
+
+/**
+ * A health window (opaque). Every function taking a `const seawall_health *`
+ * may be called from any number of threads at once.
+ */
+typedef struct seawall_health seawall_health;
+
+/**
+ * A retry budget (opaque), shared by every caller of one dependency. Every
+ * function taking a `const seawall_retry_budget *` may be called from any number
+ * of threads at once.
+ */
+typedef struct seawall_retry_budget seawall_retry_budget;
+
+/**
+ * A retry throttle (opaque), shared by every call to one server. Every function
+ * taking a `const seawall_retry_throttle *` may be called from any number of
+ * threads at once.
+ */
+typedef struct seawall_retry_throttle seawall_retry_throttle;
+
+/**
+ * A permit semaphore (opaque). Every function taking a
+ * `const seawall_semaphore *` may be called from any number of threads at once.
+ */
+typedef struct seawall_semaphore seawall_semaphore;
+
+/**
+ * A jitter: `SEAWALL_JITTER_NONE`, `_FULL`, `_EQUAL`, `_DECORRELATED` or
+ * `_PROPORTIONAL`.
+ */
+typedef uint32_t seawall_jitter;
+
+/**
+ * Backoff configuration (DESIGN §4): `exp(n) = min(max, base · multiplier^(n−1))`
+ * for retry `n ≥ 1`, then jitter. Start from `seawall_backoff_config_default()`.
+ */
+typedef struct seawall_backoff_config {
+  /**
+   * Delay before the first retry (ns, ≥ 1). Default 100 ms.
+   */
+  uint64_t base_ns;
+  /**
+   * Growth per attempt (ppm, ≥ 1 000 000; 2 000 000 doubles). Default ×2.
+   */
+  uint64_t multiplier_ppm;
+  /**
+   * Cap of every delay, after jitter (ns, ≥ `base_ns`). Default 10 s.
+   */
+  uint64_t max_ns;
+  /**
+   * `SEAWALL_JITTER_*`. Default full.
+   */
+  seawall_jitter jitter;
+  /**
+   * Zero.
+   */
+  uint32_t reserved;
+  /**
+   * Proportional jitter's factor `f` (ppm, 0 ..= 1 000 000); ignored by the
+   * other jitters. Default 200 000.
+   */
+  uint64_t jitter_factor_ppm;
+} seawall_backoff_config;
+
+/**
+ * The state of one retry loop, carried by the caller between attempts: start
+ * it with `seawall_backoff_state_new(seed)`, pass it to every
+ * `seawall_backoff_next_delay`. Plain data; one per retry loop, not shared.
+ */
+typedef struct seawall_backoff_state {
+  /**
+   * Retries delayed so far.
+   */
+  uint32_t attempt;
+  /**
+   * Zero.
+   */
+  uint32_t reserved;
+  /**
+   * The delay the last `seawall_backoff_next_delay` drew (before any
+   * retry-after raised it); decorrelated jitter grows from it.
+   */
+  uint64_t previous_ns;
+  /**
+   * The jitter generator's state (`SplitMix64`).
+   */
+  uint64_t rng_state;
+} seawall_backoff_state;
+
+/**
+ * Retry policy: backoff and attempts in all.
+ */
+typedef struct seawall_retry_config {
+  /**
+   * The delays between attempts.
+   */
+  struct seawall_backoff_config backoff;
+  /**
+   * Attempts in all, the first one included (≥ 1; 1 never retries). Default 3.
+   */
+  uint32_t max_attempts;
+  /**
+   * Zero.
+   */
+  uint32_t reserved;
+} seawall_retry_config;
+
+/**
+ * The failed attempt, as the caller knows it.
+ */
+typedef struct seawall_failed_attempt {
+  /**
+   * Which attempt failed, 1-based (the first call is attempt 1).
+   */
+  uint32_t attempt;
+  /**
+   * Zero.
+   */
+  uint32_t reserved;
+  /**
+   * The delay the previous retry of this call slept (0 before the first
+   * retry); decorrelated jitter grows from it.
+   */
+  uint64_t previous_delay_ns;
+  /**
+   * 64 random bits for the jitter (e.g. `seawall_random_seed()`).
+   */
+  uint64_t random;
+  /**
+   * Time left in the call's deadline (ns), or `SEAWALL_NONE` for none.
+   */
+  uint64_t deadline_remaining_ns;
+  /**
+   * The server's Retry-After / pushback (ns), or `SEAWALL_NONE` for none.
+   */
+  uint64_t retry_after_ns;
+} seawall_failed_attempt;
+
+/**
+ * Why a call gives up: `SEAWALL_GIVE_UP_*`.
+ */
+typedef uint32_t seawall_give_up;
+
+/**
+ * The answer: retry after `delay_ns`, or give up with the last error at once.
+ */
+typedef struct seawall_retry_decision {
+  /**
+   * Retry: the sleep (ns), the backoff raised to the retry-after. Give up: 0.
+   */
+  uint64_t delay_ns;
+  /**
+   * Give up: why (`SEAWALL_GIVE_UP_*`). Retry: `SEAWALL_GIVE_UP_NONE`.
+   */
+  seawall_give_up give_up;
+  /**
+   * Whether to retry.
+   */
+  bool retry;
+} seawall_retry_decision;
 
 /**
  * A window kind: `SEAWALL_WINDOW_COUNT` or `SEAWALL_WINDOW_TIME`.
@@ -410,6 +622,321 @@ typedef struct seawall_deadline {
 } seawall_deadline;
 
 /**
+ * Health window and status rule (DESIGN §7). Start from
+ * `seawall_health_config_default()`. Rates are ppm (100 000 = 10 %), compared
+ * strictly (`errors / calls > rate`, `p99 > limit`).
+ */
+typedef struct seawall_health_config {
+  /**
+   * Time buckets in the window (1 ..= `SEAWALL_HEALTH_MAX_BUCKETS`). Default 10.
+   */
+  uint32_t buckets;
+  /**
+   * Zero.
+   */
+  uint32_t reserved;
+  /**
+   * Width of a bucket (ns, ≥ 1 000 000). Default 1 s.
+   */
+  uint64_t bucket_width_ns;
+  /**
+   * Degraded above this error rate (ppm, 0 ..= 1 000 000). Default 100 000.
+   */
+  uint64_t degraded_error_rate_ppm;
+  /**
+   * Unhealthy above this error rate (ppm, ≥ the degraded one). Default 500 000.
+   */
+  uint64_t unhealthy_error_rate_ppm;
+  /**
+   * Degraded when p99 is above this (ns). Default 2 s.
+   */
+  uint64_t degraded_p99_ns;
+  /**
+   * Unhealthy when p99 is above this (ns, ≥ the degraded one). Default 5 s.
+   */
+  uint64_t unhealthy_p99_ns;
+} seawall_health_config;
+
+/**
+ * A health status: `SEAWALL_HEALTH_HEALTHY`, `_DEGRADED` or `_UNHEALTHY`.
+ */
+typedef uint32_t seawall_health_status;
+
+/**
+ * A picture of the window. Percentiles are within 3.125 % of the exact
+ * nearest-rank value (a log-linear histogram's bucket midpoint).
+ */
+typedef struct seawall_health_snapshot {
+  /**
+   * Calls in the window.
+   */
+  uint64_t calls;
+  /**
+   * Failed calls in the window.
+   */
+  uint64_t errors;
+  /**
+   * Latencies in the window's histogram (`calls`, unless a latency bucket of
+   * one time bucket saturated at 2^24 − 1 records).
+   */
+  uint64_t latencies;
+  /**
+   * `errors / calls` in ppm, rounded down; `SEAWALL_NONE` for an empty window.
+   */
+  uint64_t error_rate_ppm;
+  /**
+   * Median latency (ns); `SEAWALL_NONE` for an empty window.
+   */
+  uint64_t p50_ns;
+  /**
+   * 90th percentile latency (ns); `SEAWALL_NONE` for an empty window.
+   */
+  uint64_t p90_ns;
+  /**
+   * 99th percentile latency (ns); `SEAWALL_NONE` for an empty window.
+   */
+  uint64_t p99_ns;
+  /**
+   * The status rule applied to the above (`SEAWALL_HEALTH_*`).
+   */
+  seawall_health_status status;
+  /**
+   * Zero.
+   */
+  uint32_t reserved;
+} seawall_health_snapshot;
+
+/**
+ * Retry budget configuration (DESIGN §4, Finagle `RetryBudget`). Start from
+ * `seawall_retry_budget_config_default()`.
+ */
+typedef struct seawall_retry_budget_config {
+  /**
+   * How long deposits and withdrawals count (ns, ≥ 1 000 000), in 10 buckets
+   * of `ttl_ns / 10`. Default 10 s.
+   */
+  uint64_t ttl_ns;
+  /**
+   * Retries always allowed per second of `ttl_ns`, whatever the requests (the
+   * reserve is `min_retries_per_sec · ttl`). Default 10.
+   */
+  uint32_t min_retries_per_sec;
+  /**
+   * Zero.
+   */
+  uint32_t reserved;
+  /**
+   * Fraction of a retry each request deposits, in ppm (0 ..= 10 000 000, i.e.
+   * up to 1000 %). Default 200 000 (20 %).
+   */
+  uint64_t percent_can_retry_ppm;
+} seawall_retry_budget_config;
+
+/**
+ * What a budget holds at some instant.
+ */
+typedef struct seawall_retry_budget_snapshot {
+  /**
+   * Requests deposited in the live window.
+   */
+  uint64_t requests;
+  /**
+   * Retries withdrawn in the live window.
+   */
+  uint64_t retries;
+  /**
+   * Retries allowed now, in ppm of a retry: reserve + deposits − withdrawals,
+   * never negative.
+   */
+  uint64_t balance_ppm;
+  /**
+   * Whole retries allowed now: `balance_ppm / 1 000 000`.
+   */
+  uint64_t available;
+} seawall_retry_budget_snapshot;
+
+/**
+ * Retry throttle configuration in milli-tokens (gRPC A6 `maxTokens` and
+ * `tokenRatio` times 1000, the ratio truncated to 3 decimals). Start from
+ * `seawall_retry_throttle_config_default()`.
+ */
+typedef struct seawall_retry_throttle_config {
+  /**
+   * `max_tokens · 1000` (1 ..= 1 000 000). Default 10 000.
+   */
+  uint32_t max_milli_tokens;
+  /**
+   * `token_ratio · 1000`, truncated (≥ 1). Default 100.
+   */
+  uint32_t token_ratio_milli;
+} seawall_retry_throttle_config;
+
+/**
+ * Semaphore (bulkhead) configuration (DESIGN §5). Start from
+ * `seawall_semaphore_config_default()`. Shares are parts per million of
+ * `max_concurrent` (1 000 000 = 100 %); a priority's limit is
+ * `max(1, floor(max_concurrent · share))`, and a priority whose limit is below
+ * `max_concurrent` is shed at once when the limit is reached.
+ */
+typedef struct seawall_semaphore_config {
+  /**
+   * Permits in all (1 ..= `SEAWALL_SEMAPHORE_MAX_CONCURRENT`). Default 10.
+   */
+  uint32_t max_concurrent;
+  /**
+   * Waiters at most (0 ..= `SEAWALL_SEMAPHORE_MAX_QUEUE`). Default 0 (reject
+   * at once when full).
+   */
+  uint32_t max_queue;
+  /**
+   * Share of `SEAWALL_PRIORITY_CRITICAL` (ppm, 0 ..= 1 000 000). Default 100 %.
+   */
+  uint64_t critical_share_ppm;
+  /**
+   * Share of `SEAWALL_PRIORITY_HIGH` (ppm). Default 100 %.
+   */
+  uint64_t high_share_ppm;
+  /**
+   * Share of `SEAWALL_PRIORITY_NORMAL` (ppm). Default 100 %.
+   */
+  uint64_t normal_share_ppm;
+  /**
+   * Share of `SEAWALL_PRIORITY_LOW` (ppm). Default 100 %.
+   */
+  uint64_t low_share_ppm;
+} seawall_semaphore_config;
+
+/**
+ * A priority: `SEAWALL_PRIORITY_CRITICAL`, `_HIGH`, `_NORMAL` or `_LOW`.
+ */
+typedef uint32_t seawall_priority;
+
+/**
+ * A held permit: give it back exactly once with `seawall_semaphore_release`. A
+ * second release returns `SEAWALL_STATUS_PERMIT_ALREADY_USED` and changes
+ * nothing. Plain data: copy it freely, even to another process sharing the
+ * semaphore.
+ */
+typedef struct seawall_semaphore_permit {
+  /**
+   * Slot and generation in the semaphore's holder table (opaque).
+   */
+  uint64_t id;
+} seawall_semaphore_permit;
+
+/**
+ * Why a semaphore refused: `SEAWALL_REJECT_SHED` or `SEAWALL_REJECT_FULL`.
+ */
+typedef uint32_t seawall_reject_reason;
+
+/**
+ * Why an acquire was refused, with the occupancy that refused it.
+ */
+typedef struct seawall_semaphore_rejection {
+  /**
+   * `SEAWALL_REJECT_SHED` or `SEAWALL_REJECT_FULL`.
+   */
+  seawall_reject_reason reason;
+  /**
+   * Permits held when it was refused.
+   */
+  uint32_t active;
+  /**
+   * Waiters queued when it was refused.
+   */
+  uint32_t queued;
+  /**
+   * Zero.
+   */
+  uint32_t reserved;
+} seawall_semaphore_rejection;
+
+/**
+ * A place in the wait queue: poll it (`seawall_semaphore_poll`) until it is
+ * granted, or cancel it (`seawall_semaphore_cancel`). A granted ticket is used
+ * up: it became the permit the poll wrote out. Plain data, like a permit.
+ */
+typedef struct seawall_semaphore_ticket {
+  /**
+   * Slot and generation in the semaphore's holder table (opaque).
+   */
+  uint64_t id;
+} seawall_semaphore_ticket;
+
+/**
+ * Occupancy of a semaphore, and what callers hold.
+ */
+typedef struct seawall_semaphore_snapshot {
+  /**
+   * Permits held (granted waiters included): never above `max_concurrent`.
+   */
+  uint32_t active;
+  /**
+   * Waiters queued: never above `max_queue`.
+   */
+  uint32_t queued;
+  /**
+   * Permits callers hold (acquired, or taken by a poll) and have not released.
+   */
+  uint64_t permits_outstanding;
+  /**
+   * Tickets callers hold (waiting, or granted and not yet polled).
+   */
+  uint64_t tickets_outstanding;
+} seawall_semaphore_snapshot;
+
+/**
+ * `exp(n)` exactly.
+ */
+#define SEAWALL_JITTER_NONE 0
+
+/**
+ * `U[0, exp(n)]` (AWS full jitter).
+ */
+#define SEAWALL_JITTER_FULL 1
+
+/**
+ * `U[floor(exp(n)/2), exp(n)]` (AWS equal jitter).
+ */
+#define SEAWALL_JITTER_EQUAL 2
+
+/**
+ * `d1 = min(cap, base)`, `dn = min(cap, U[base, 3·d(n−1)])` (AWS decorrelated
+ * jitter): each delay grows from the previous one, which the state carries.
+ */
+#define SEAWALL_JITTER_DECORRELATED 3
+
+/**
+ * `min(cap, exp(n) · U[1 − f, 1 + f])` with `f = jitter_factor_ppm`.
+ */
+#define SEAWALL_JITTER_PROPORTIONAL 4
+
+/**
+ * `max_attempts` attempts were made.
+ */
+#define SEAWALL_GIVE_UP_MAX_ATTEMPTS 0
+
+/**
+ * The retry would start at or after the deadline.
+ */
+#define SEAWALL_GIVE_UP_DEADLINE 1
+
+/**
+ * The retry budget is spent.
+ */
+#define SEAWALL_GIVE_UP_BUDGET_EXHAUSTED 2
+
+/**
+ * The retry throttle refused (tokens ≤ max / 2).
+ */
+#define SEAWALL_GIVE_UP_THROTTLED 3
+
+/**
+ * Not given up: the decision is to retry.
+ */
+#define SEAWALL_GIVE_UP_NONE 255
+
+/**
  * Count-based window: the last `window_size` calls.
  */
 #define SEAWALL_WINDOW_COUNT 0
@@ -460,9 +987,163 @@ typedef struct seawall_deadline {
  */
 #define SEAWALL_STATE_DISABLED 4
 
+/**
+ * Within every threshold (or no calls in the window).
+ */
+#define SEAWALL_HEALTH_HEALTHY 0
+
+/**
+ * Past a degraded threshold.
+ */
+#define SEAWALL_HEALTH_DEGRADED 1
+
+/**
+ * Past an unhealthy threshold.
+ */
+#define SEAWALL_HEALTH_UNHEALTHY 2
+
+/**
+ * Never shed before the others.
+ */
+#define SEAWALL_PRIORITY_CRITICAL 0
+
+/**
+ * Shed after normal.
+ */
+#define SEAWALL_PRIORITY_HIGH 1
+
+/**
+ * The default priority.
+ */
+#define SEAWALL_PRIORITY_NORMAL 2
+
+/**
+ * Shed first.
+ */
+#define SEAWALL_PRIORITY_LOW 3
+
+/**
+ * Load shedding: the priority's share is used up (such a request never waits).
+ */
+#define SEAWALL_REJECT_SHED 0
+
+/**
+ * No permit free (or waiters ahead) and no room to wait, or the caller would
+ * not wait.
+ */
+#define SEAWALL_REJECT_FULL 1
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+/**
+ * The DESIGN §4 defaults: base 100 ms, ×2, cap 10 s, full jitter (proportional
+ * factor 0.2 if you switch to it).
+ *
+ * # Safety
+ * Always safe to call, from any thread.
+ */
+struct seawall_backoff_config seawall_backoff_config_default(void);
+
+/**
+ * `SEAWALL_STATUS_OK` when `config` is valid, else `SEAWALL_STATUS_INVALID_CONFIG`
+ * naming the field (e.g. a multiplier so close to 1 that the delay would not
+ * reach the cap within 4096 attempts).
+ *
+ * # Safety
+ * `config` is NULL or readable. Thread-safe.
+ */
+seawall_status seawall_backoff_check_config(const struct seawall_backoff_config *config);
+
+/**
+ * 64 random bits from the OS (for jitter seeds and `seawall_failed_attempt`'s
+ * `random`).
+ *
+ * # Safety
+ * Always safe to call, from any thread.
+ */
+uint64_t seawall_random_seed(void);
+
+/**
+ * The state of a new retry loop (no retry yet) whose jitter draws from `seed`:
+ * the same seed gives the same delays (tests fix it; use
+ * `seawall_random_seed()` otherwise).
+ *
+ * # Safety
+ * Always safe to call, from any thread.
+ */
+struct seawall_backoff_state seawall_backoff_state_new(uint64_t seed);
+
+/**
+ * The delay (ns) before the next retry of the loop `*state`, into
+ * `*out_delay_ns`, and `*state` moves on (attempt + 1, the delay drawn, the
+ * generator). A server's Retry-After / pushback (`retry_after_ns`, or
+ * `SEAWALL_NONE`) raises the delay to at least that value, which may exceed the
+ * cap; decorrelated jitter goes on from the jittered delay, not the server's.
+ * An invalid configuration is `SEAWALL_STATUS_INVALID_CONFIG` and leaves
+ * `*state` alone.
+ *
+ * # Safety
+ * `config` is NULL or readable; `state` is NULL or readable and writable;
+ * `out_delay_ns` is NULL or writable. Thread-safe (a state belongs to one loop).
+ */
+seawall_status seawall_backoff_next_delay(const struct seawall_backoff_config *config,
+                                          struct seawall_backoff_state *state,
+                                          uint64_t retry_after_ns,
+                                          uint64_t *out_delay_ns);
+
+/**
+ * The delay (ns) before retry `attempt` (≥ 1; 0 counts as 1) given the previous
+ * delay (`previous_ns`, for decorrelated jitter; ignored for attempt 1 and by
+ * the other jitters) and 64 random bits: the pure function under
+ * `seawall_backoff_next_delay`. Never above the cap.
+ *
+ * # Safety
+ * `config` is NULL or readable; `out_delay_ns` is NULL or writable. Thread-safe.
+ */
+seawall_status seawall_backoff_delay(const struct seawall_backoff_config *config,
+                                     uint32_t attempt,
+                                     uint64_t previous_ns,
+                                     uint64_t random,
+                                     uint64_t *out_delay_ns);
+
+/**
+ * The DESIGN §4 defaults: `seawall_backoff_config_default()` and 3 attempts.
+ *
+ * # Safety
+ * Always safe to call, from any thread.
+ */
+struct seawall_retry_config seawall_retry_config_default(void);
+
+/**
+ * Decide what follows a failed attempt at `now_ns`: retry after how long, or
+ * give up and why. In order: a throttle (if given) records the failure; attempts
+ * left; the delay (backoff raised to the retry-after); the deadline — a retry
+ * whose sleep would end at or after it is not made; the throttle's verdict; last
+ * the budget (if given), from which one retry is withdrawn only when it will
+ * really be made. `budget` and `throttle` may each be NULL (not both given:
+ * `SEAWALL_STATUS_INVALID_ARGUMENT`).
+ *
+ * # Safety
+ * `config` and `failed` are NULL or readable; `budget` and `throttle` are NULL
+ * or live handles; `out` is NULL or writable. Thread-safe.
+ */
+seawall_status seawall_retry_decide(const struct seawall_retry_config *config,
+                                    const struct seawall_failed_attempt *failed,
+                                    const struct seawall_retry_budget *budget,
+                                    const struct seawall_retry_throttle *throttle,
+                                    uint64_t now_ns,
+                                    struct seawall_retry_decision *out);
+
+/**
+ * The name of a give-up reason (`"max_attempts"`, `"deadline"`,
+ * `"budget_exhausted"`, `"throttled"`, `"none"`), or `"unknown"`.
+ *
+ * # Safety
+ * Always safe to call; the string is static.
+ */
+const char *seawall_give_up_name(seawall_give_up reason);
 
 /**
  * The DESIGN §3 defaults: a time window of 10 buckets of 1 s, minimum 20 calls,
@@ -756,8 +1437,8 @@ uint64_t seawall_now_ns(void);
 
 /**
  * Whether this machine can share structures between processes (native lock-free
- * 64- and 128-bit atomics). When false, `seawall_breaker_open_shared`,
- * `_init_in` and `_attach` return `SEAWALL_STATUS_NOT_LOCK_FREE`.
+ * 64- and 128-bit atomics). When false, every `_open_shared`, `_init_in` and
+ * `_attach` returns `SEAWALL_STATUS_NOT_LOCK_FREE`.
  *
  * # Safety
  * Always safe to call, from any thread.
@@ -841,6 +1522,725 @@ seawall_status seawall_deadline_child(const struct seawall_deadline *parent,
                                       uint64_t total_ns,
                                       uint64_t now_ns,
                                       struct seawall_deadline *out);
+
+/**
+ * The DESIGN §7 defaults: 10 buckets of 1 s; degraded above 10 % errors or a
+ * p99 of 2 s, unhealthy above 50 % or 5 s.
+ *
+ * # Safety
+ * Always safe to call, from any thread.
+ */
+struct seawall_health_config seawall_health_config_default(void);
+
+/**
+ * Create an empty health window in this process's memory. On success `*out` is
+ * a new handle the caller owns and releases with `seawall_health_free`; on
+ * failure `*out` is NULL and the message names the invalid field.
+ *
+ * # Safety
+ * `config` is NULL or readable; `out` is NULL or writable. Thread-safe.
+ */
+seawall_status seawall_health_new(const struct seawall_health_config *config,
+                                  struct seawall_health **out);
+
+/**
+ * Release a handle. NULL is fine. A shared window stays in its region.
+ *
+ * # Safety
+ * `health` is NULL or a handle from this library not freed yet; no other thread
+ * may use it during or after this call.
+ */
+void seawall_health_free(struct seawall_health *health);
+
+/**
+ * Create or attach the health window `name` shared by every process of the host
+ * (`/dev/shm/seawall-health-<name>`), as `seawall_breaker_open_shared`
+ * does for breakers: one creator, the others attach without changing
+ * anything; another configuration is `SEAWALL_STATUS_CONFIG_MISMATCH`.
+ *
+ * # Safety
+ * `name` is NULL or a NUL-terminated string; `config` and `out` as in
+ * `seawall_health_new`. Thread-safe.
+ */
+seawall_status seawall_health_open_shared(const char *name,
+                                          const struct seawall_health_config *config,
+                                          struct seawall_health **out);
+
+/**
+ * Remove the shared health window `name` (a missing one is fine).
+ *
+ * # Safety
+ * `name` is NULL or a NUL-terminated string. Thread-safe.
+ */
+seawall_status seawall_health_unlink_shared(const char *name);
+
+/**
+ * Bytes of memory `seawall_health_init_in` needs.
+ *
+ * # Safety
+ * Always safe to call.
+ */
+size_t seawall_health_size(void);
+
+/**
+ * Alignment (bytes) of memory for `seawall_health_init_in`.
+ *
+ * # Safety
+ * Always safe to call.
+ */
+size_t seawall_health_align(void);
+
+/**
+ * Build a health window in memory the caller brings (`len` bytes at `mem`,
+ * aligned to `seawall_health_align()`, at least
+ * `seawall_health_size()` long, else `SEAWALL_STATUS_BAD_REGION`).
+ *
+ * # Safety
+ * `mem` is NULL or valid for reads and writes of `len` bytes until every handle
+ * on it is freed, and used by no one else during this call; `config` and `out`
+ * as in `seawall_health_new`.
+ */
+seawall_status seawall_health_init_in(void *mem,
+                                      size_t len,
+                                      const struct seawall_health_config *config,
+                                      struct seawall_health **out);
+
+/**
+ * Attach to a health window `seawall_health_init_in` built in this memory.
+ * Changes nothing; errors as for `seawall_semaphore_attach`.
+ *
+ * # Safety
+ * `mem` is NULL or valid for reads and writes of `len` bytes until the handle is
+ * freed, and holds a region `seawall_*_init_in` built or anything whose header
+ * fails the checks; `out` as in `seawall_health_new`.
+ */
+seawall_status seawall_health_attach(void *mem, size_t len, struct seawall_health **out);
+
+/**
+ * `*out = true` when this handle created (initialised) its window.
+ *
+ * # Safety
+ * `health` is NULL or a live handle; `out` is NULL or writable. Thread-safe.
+ */
+seawall_status seawall_health_created(const struct seawall_health *health, bool *out);
+
+/**
+ * The configuration the window runs with (for a shared one, its creator's).
+ *
+ * # Safety
+ * `health` is NULL or a live handle; `out` is NULL or writable. Thread-safe.
+ */
+seawall_status seawall_health_get_config(const struct seawall_health *health,
+                                         struct seawall_health_config *out);
+
+/**
+ * Record one call that ended at `now_ns` after `latency_ns`: a
+ * `SEAWALL_OUTCOME_SUCCESS` or `_FAILURE` counts (a failure as an error too);
+ * `SEAWALL_OUTCOME_IGNORED` counts nowhere (DESIGN §1). An unknown outcome is
+ * `SEAWALL_STATUS_INVALID_ARGUMENT`. Latencies from 2^35 ns (about 34 s) up
+ * count in the top histogram bucket. Lock-free, no allocation.
+ *
+ * # Safety
+ * `health` is NULL or a live handle. Thread-safe.
+ */
+seawall_status seawall_health_record(const struct seawall_health *health,
+                                     seawall_outcome outcome,
+                                     uint64_t latency_ns,
+                                     uint64_t now_ns);
+
+/**
+ * Calls, errors, error rate, p50 / p90 / p99 and status of the window as of
+ * `now_ns`. Reading changes nothing. Reads every latency counter of the window:
+ * not for the hot path.
+ *
+ * # Safety
+ * `health` is NULL or a live handle; `out` is NULL or writable. Thread-safe.
+ */
+seawall_status seawall_health_get_snapshot(const struct seawall_health *health,
+                                           uint64_t now_ns,
+                                           struct seawall_health_snapshot *out);
+
+/**
+ * The `quantile_ppm / 10^6` quantile of the window's latencies as of `now_ns`
+ * (nearest rank, within 3.125 %; 990 000 is p99, values above 1 000 000 count
+ * as the maximum), or `SEAWALL_NONE` for an empty window.
+ *
+ * # Safety
+ * `health` is NULL or a live handle; `out_ns` is NULL or writable. Thread-safe.
+ */
+seawall_status seawall_health_quantile(const struct seawall_health *health,
+                                       uint64_t quantile_ppm,
+                                       uint64_t now_ns,
+                                       uint64_t *out_ns);
+
+/**
+ * The name of a health status (`"healthy"`, `"degraded"`, `"unhealthy"`), or
+ * `"unknown"`.
+ *
+ * # Safety
+ * Always safe to call; the string is static.
+ */
+const char *seawall_health_status_name(seawall_health_status status);
+
+/**
+ * The DESIGN §4 defaults: ttl 10 s, 10 retries per second, 20 %.
+ *
+ * # Safety
+ * Always safe to call, from any thread.
+ */
+struct seawall_retry_budget_config seawall_retry_budget_config_default(void);
+
+/**
+ * Create a retry budget in this process's memory (only the reserve to start
+ * with). On success `*out` is a new handle the caller owns and releases with
+ * `seawall_retry_budget_free`; on failure `*out` is NULL and the message names
+ * the invalid field.
+ *
+ * # Safety
+ * `config` is NULL or readable; `out` is NULL or writable. Thread-safe.
+ */
+seawall_status seawall_retry_budget_new(const struct seawall_retry_budget_config *config,
+                                        struct seawall_retry_budget **out);
+
+/**
+ * Release a handle. NULL is fine. A shared budget stays in its region.
+ *
+ * # Safety
+ * `budget` is NULL or a handle from this library not freed yet; no other thread
+ * may use it during or after this call.
+ */
+void seawall_retry_budget_free(struct seawall_retry_budget *budget);
+
+/**
+ * Create or attach the retry budget `name` shared by every process of the host
+ * (`/dev/shm/seawall-retry-budget-<name>`), as `seawall_breaker_open_shared`
+ * does for breakers: one creator, the others attach without changing
+ * anything; another configuration is `SEAWALL_STATUS_CONFIG_MISMATCH`.
+ *
+ * # Safety
+ * `name` is NULL or a NUL-terminated string; `config` and `out` as in
+ * `seawall_retry_budget_new`. Thread-safe.
+ */
+seawall_status seawall_retry_budget_open_shared(const char *name,
+                                                const struct seawall_retry_budget_config *config,
+                                                struct seawall_retry_budget **out);
+
+/**
+ * Remove the shared retry budget `name` (a missing one is fine).
+ *
+ * # Safety
+ * `name` is NULL or a NUL-terminated string. Thread-safe.
+ */
+seawall_status seawall_retry_budget_unlink_shared(const char *name);
+
+/**
+ * Bytes of memory `seawall_retry_budget_init_in` needs.
+ *
+ * # Safety
+ * Always safe to call.
+ */
+size_t seawall_retry_budget_size(void);
+
+/**
+ * Alignment (bytes) of memory for `seawall_retry_budget_init_in`.
+ *
+ * # Safety
+ * Always safe to call.
+ */
+size_t seawall_retry_budget_align(void);
+
+/**
+ * Build a retry budget in memory the caller brings (`len` bytes at `mem`,
+ * aligned to `seawall_retry_budget_align()`, at least
+ * `seawall_retry_budget_size()` long, else `SEAWALL_STATUS_BAD_REGION`).
+ *
+ * # Safety
+ * `mem` is NULL or valid for reads and writes of `len` bytes until every handle
+ * on it is freed, and used by no one else during this call; `config` and `out`
+ * as in `seawall_retry_budget_new`.
+ */
+seawall_status seawall_retry_budget_init_in(void *mem,
+                                            size_t len,
+                                            const struct seawall_retry_budget_config *config,
+                                            struct seawall_retry_budget **out);
+
+/**
+ * Attach to a retry budget `seawall_retry_budget_init_in` built in this memory.
+ * Changes nothing; errors as for `seawall_semaphore_attach`.
+ *
+ * # Safety
+ * `mem` is NULL or valid for reads and writes of `len` bytes until the handle is
+ * freed, and holds a region `seawall_*_init_in` built or anything whose header
+ * fails the checks; `out` as in `seawall_retry_budget_new`.
+ */
+seawall_status seawall_retry_budget_attach(void *mem,
+                                           size_t len,
+                                           struct seawall_retry_budget **out);
+
+/**
+ * `*out = true` when this handle created (initialised) its budget.
+ *
+ * # Safety
+ * `budget` is NULL or a live handle; `out` is NULL or writable. Thread-safe.
+ */
+seawall_status seawall_retry_budget_created(const struct seawall_retry_budget *budget, bool *out);
+
+/**
+ * The configuration the budget runs with (for a shared one, its creator's).
+ *
+ * # Safety
+ * `budget` is NULL or a live handle; `out` is NULL or writable. Thread-safe.
+ */
+seawall_status seawall_retry_budget_get_config(const struct seawall_retry_budget *budget,
+                                               struct seawall_retry_budget_config *out);
+
+/**
+ * An original request starts at `now_ns`: deposit `percent_can_retry` of a
+ * retry. Lock-free, no allocation.
+ *
+ * # Safety
+ * `budget` is NULL or a live handle. Thread-safe.
+ */
+seawall_status seawall_retry_budget_deposit(const struct seawall_retry_budget *budget,
+                                            uint64_t now_ns);
+
+/**
+ * A retry wants to start at `now_ns`: `*out_allowed = true` when the balance
+ * covered one retry and it was withdrawn, in one atomic step (two racing retries
+ * never both spend the last one); `false` when the budget is spent (nothing
+ * withdrawn). Lock-free, no allocation.
+ *
+ * # Safety
+ * `budget` is NULL or a live handle; `out_allowed` is NULL or writable.
+ * Thread-safe.
+ */
+seawall_status seawall_retry_budget_try_withdraw(const struct seawall_retry_budget *budget,
+                                                 uint64_t now_ns,
+                                                 bool *out_allowed);
+
+/**
+ * What the budget holds as of `now_ns`: requests and retries in the window, the
+ * balance. Reading changes nothing.
+ *
+ * # Safety
+ * `budget` is NULL or a live handle; `out` is NULL or writable. Thread-safe.
+ */
+seawall_status seawall_retry_budget_balance(const struct seawall_retry_budget *budget,
+                                            uint64_t now_ns,
+                                            struct seawall_retry_budget_snapshot *out);
+
+/**
+ * gRPC's example: 10 tokens (10 000 milli-tokens), token ratio 0.1 (100).
+ *
+ * # Safety
+ * Always safe to call, from any thread.
+ */
+struct seawall_retry_throttle_config seawall_retry_throttle_config_default(void);
+
+/**
+ * Create a retry throttle in this process's memory (tokens full). On success
+ * `*out` is a new handle the caller owns and releases with
+ * `seawall_retry_throttle_free`; on failure `*out` is NULL and the message names
+ * the invalid field.
+ *
+ * # Safety
+ * `config` is NULL or readable; `out` is NULL or writable. Thread-safe.
+ */
+seawall_status seawall_retry_throttle_new(const struct seawall_retry_throttle_config *config,
+                                          struct seawall_retry_throttle **out);
+
+/**
+ * Release a handle. NULL is fine. A shared throttle stays in its region.
+ *
+ * # Safety
+ * `throttle` is NULL or a handle from this library not freed yet; no other thread
+ * may use it during or after this call.
+ */
+void seawall_retry_throttle_free(struct seawall_retry_throttle *throttle);
+
+/**
+ * Create or attach the retry throttle `name` shared by every process of the host
+ * (`/dev/shm/seawall-retry-throttle-<name>`), as `seawall_breaker_open_shared`
+ * does for breakers: one creator, the others attach without changing
+ * anything; another configuration is `SEAWALL_STATUS_CONFIG_MISMATCH`.
+ *
+ * # Safety
+ * `name` is NULL or a NUL-terminated string; `config` and `out` as in
+ * `seawall_retry_throttle_new`. Thread-safe.
+ */
+seawall_status seawall_retry_throttle_open_shared(const char *name,
+                                                  const struct seawall_retry_throttle_config *config,
+                                                  struct seawall_retry_throttle **out);
+
+/**
+ * Remove the shared retry throttle `name` (a missing one is fine).
+ *
+ * # Safety
+ * `name` is NULL or a NUL-terminated string. Thread-safe.
+ */
+seawall_status seawall_retry_throttle_unlink_shared(const char *name);
+
+/**
+ * Bytes of memory `seawall_retry_throttle_init_in` needs.
+ *
+ * # Safety
+ * Always safe to call.
+ */
+size_t seawall_retry_throttle_size(void);
+
+/**
+ * Alignment (bytes) of memory for `seawall_retry_throttle_init_in`.
+ *
+ * # Safety
+ * Always safe to call.
+ */
+size_t seawall_retry_throttle_align(void);
+
+/**
+ * Build a retry throttle in memory the caller brings (`len` bytes at `mem`,
+ * aligned to `seawall_retry_throttle_align()`, at least
+ * `seawall_retry_throttle_size()` long, else `SEAWALL_STATUS_BAD_REGION`).
+ *
+ * # Safety
+ * `mem` is NULL or valid for reads and writes of `len` bytes until every handle
+ * on it is freed, and used by no one else during this call; `config` and `out`
+ * as in `seawall_retry_throttle_new`.
+ */
+seawall_status seawall_retry_throttle_init_in(void *mem,
+                                              size_t len,
+                                              const struct seawall_retry_throttle_config *config,
+                                              struct seawall_retry_throttle **out);
+
+/**
+ * Attach to a retry throttle `seawall_retry_throttle_init_in` built in this memory.
+ * Changes nothing; errors as for `seawall_semaphore_attach`.
+ *
+ * # Safety
+ * `mem` is NULL or valid for reads and writes of `len` bytes until the handle is
+ * freed, and holds a region `seawall_*_init_in` built or anything whose header
+ * fails the checks; `out` as in `seawall_retry_throttle_new`.
+ */
+seawall_status seawall_retry_throttle_attach(void *mem,
+                                             size_t len,
+                                             struct seawall_retry_throttle **out);
+
+/**
+ * `*out = true` when this handle created (initialised) its throttle.
+ *
+ * # Safety
+ * `throttle` is NULL or a live handle; `out` is NULL or writable. Thread-safe.
+ */
+seawall_status seawall_retry_throttle_created(const struct seawall_retry_throttle *throttle,
+                                              bool *out);
+
+/**
+ * The configuration the throttle runs with (for a shared one, its creator's).
+ *
+ * # Safety
+ * `throttle` is NULL or a live handle; `out` is NULL or writable. Thread-safe.
+ */
+seawall_status seawall_retry_throttle_get_config(const struct seawall_retry_throttle *throttle,
+                                                 struct seawall_retry_throttle_config *out);
+
+/**
+ * A call succeeded: add `token_ratio` milli-tokens, up to `max_tokens`.
+ * Lock-free, no allocation.
+ *
+ * # Safety
+ * `throttle` is NULL or a live handle. Thread-safe.
+ */
+seawall_status seawall_retry_throttle_record_success(const struct seawall_retry_throttle *throttle);
+
+/**
+ * A call failed: take one token, and `*out_retry_allowed` is the retry decision
+ * for this failure: true iff the tokens left are more than `max_tokens / 2`.
+ * Lock-free, no allocation.
+ *
+ * # Safety
+ * `throttle` is NULL or a live handle; `out_retry_allowed` is NULL or writable.
+ * Thread-safe.
+ */
+seawall_status seawall_retry_throttle_record_failure(const struct seawall_retry_throttle *throttle,
+                                                     bool *out_retry_allowed);
+
+/**
+ * The tokens now, in milli-tokens (0 ..= `max_milli_tokens`), and whether a
+ * retry would be allowed now without recording anything (`*out_would_allow`,
+ * if not NULL: tokens > max / 2).
+ *
+ * # Safety
+ * `throttle` is NULL or a live handle; `out_milli_tokens` is NULL or writable;
+ * `out_would_allow` is NULL or writable. Thread-safe.
+ */
+seawall_status seawall_retry_throttle_tokens(const struct seawall_retry_throttle *throttle,
+                                             uint64_t *out_milli_tokens,
+                                             bool *out_would_allow);
+
+/**
+ * 10 permits, no queue, every share 100 % (a plain bulkhead; DESIGN §5).
+ *
+ * # Safety
+ * Always safe to call, from any thread.
+ */
+struct seawall_semaphore_config seawall_semaphore_config_default(void);
+
+/**
+ * Create a semaphore in this process's memory. On success `*out` is a new handle
+ * the caller owns and releases with `seawall_semaphore_free`; on failure `*out`
+ * is NULL and the message names the invalid field.
+ *
+ * # Safety
+ * `config` is NULL or readable; `out` is NULL or writable. Thread-safe.
+ */
+seawall_status seawall_semaphore_new(const struct seawall_semaphore_config *config,
+                                     struct seawall_semaphore **out);
+
+/**
+ * Release a handle. NULL is fine. A shared semaphore stays in its region for the
+ * other processes; caller memory is not touched. Permits and tickets still held
+ * stay counted: release or cancel them through another handle first (or let
+ * `seawall_semaphore_reclaim_abandoned` take them once this process is gone).
+ *
+ * # Safety
+ * `semaphore` is NULL or a handle from this library not freed yet; no other
+ * thread may use it during or after this call.
+ */
+void seawall_semaphore_free(struct seawall_semaphore *semaphore);
+
+/**
+ * Create or attach the semaphore `name` shared by every process of the host
+ * (`/dev/shm/seawall-semaphore-<name>`; names as for
+ * `seawall_breaker_open_shared`). Exactly one of the racing processes
+ * initialises it; the others wait (`SEAWALL_SHM_TIMEOUT_MS`, default 2000 ms)
+ * and attach without changing anything. Another configuration is
+ * `SEAWALL_STATUS_CONFIG_MISMATCH`, another ABI `SEAWALL_STATUS_ABI_MISMATCH`.
+ *
+ * # Safety
+ * `name` is NULL or a NUL-terminated string; `config` and `out` as in
+ * `seawall_semaphore_new`. Thread-safe.
+ */
+seawall_status seawall_semaphore_open_shared(const char *name,
+                                             const struct seawall_semaphore_config *config,
+                                             struct seawall_semaphore **out);
+
+/**
+ * Remove the shared semaphore `name` (a missing one is fine). Attached processes
+ * keep using theirs; the next `seawall_semaphore_open_shared` creates a new one.
+ *
+ * # Safety
+ * `name` is NULL or a NUL-terminated string. Thread-safe.
+ */
+seawall_status seawall_semaphore_unlink_shared(const char *name);
+
+/**
+ * Bytes of memory `seawall_semaphore_init_in` needs.
+ *
+ * # Safety
+ * Always safe to call.
+ */
+size_t seawall_semaphore_size(void);
+
+/**
+ * Alignment (bytes) of memory for `seawall_semaphore_init_in`.
+ *
+ * # Safety
+ * Always safe to call.
+ */
+size_t seawall_semaphore_align(void);
+
+/**
+ * Build a semaphore in memory the caller brings (`len` bytes at `mem`, aligned to
+ * `seawall_semaphore_align()`, at least `seawall_semaphore_size()` long, else
+ * `SEAWALL_STATUS_BAD_REGION`). `*out` as in `seawall_semaphore_new`.
+ *
+ * # Safety
+ * `mem` is NULL or valid for reads and writes of `len` bytes until every handle
+ * on it is freed, and used by no one else during this call. `config` and `out`
+ * as in `seawall_semaphore_new`.
+ */
+seawall_status seawall_semaphore_init_in(void *mem,
+                                         size_t len,
+                                         const struct seawall_semaphore_config *config,
+                                         struct seawall_semaphore **out);
+
+/**
+ * Attach to a semaphore `seawall_semaphore_init_in` built in this memory.
+ * Changes nothing. No region there is `SEAWALL_STATUS_NOT_A_REGION`; another
+ * structure `SEAWALL_STATUS_CONFIG_MISMATCH`; another ABI
+ * `SEAWALL_STATUS_ABI_MISMATCH`; size or alignment `SEAWALL_STATUS_BAD_REGION`.
+ *
+ * # Safety
+ * `mem` is NULL or valid for reads and writes of `len` bytes until the handle is
+ * freed, and holds a region `seawall_*_init_in` built or anything whose header
+ * fails the checks; `out` as in `seawall_semaphore_new`.
+ */
+seawall_status seawall_semaphore_attach(void *mem, size_t len, struct seawall_semaphore **out);
+
+/**
+ * `*out = true` when this handle created (initialised) its semaphore.
+ *
+ * # Safety
+ * `semaphore` is NULL or a live handle; `out` is NULL or writable. Thread-safe.
+ */
+seawall_status seawall_semaphore_created(const struct seawall_semaphore *semaphore, bool *out);
+
+/**
+ * The configuration the semaphore runs with (for a shared one, its creator's).
+ *
+ * # Safety
+ * `semaphore` is NULL or a live handle; `out` is NULL or writable. Thread-safe.
+ */
+seawall_status seawall_semaphore_get_config(const struct seawall_semaphore *semaphore,
+                                            struct seawall_semaphore_config *out);
+
+/**
+ * The limit of `priority`: `max(1, floor(max_concurrent · share))`.
+ *
+ * # Safety
+ * `semaphore` is NULL or a live handle; `out` is NULL or writable. Thread-safe.
+ */
+seawall_status seawall_semaphore_limit(const struct seawall_semaphore *semaphore,
+                                       seawall_priority priority,
+                                       uint32_t *out);
+
+/**
+ * Take a permit now for `priority` if one is free and nobody waits; never
+ * waits. Returns `SEAWALL_STATUS_OK` with the permit in `*out_permit`, or
+ * `SEAWALL_STATUS_REJECTED` with the reason and occupancy in `*out_rejection`
+ * when that is not NULL. Lock-free, no allocation.
+ *
+ * # Safety
+ * `semaphore` is NULL or a live handle; `out_permit` is NULL or writable;
+ * `out_rejection` is NULL (not wanted) or writable. Thread-safe.
+ */
+seawall_status seawall_semaphore_try_acquire(const struct seawall_semaphore *semaphore,
+                                             seawall_priority priority,
+                                             struct seawall_semaphore_permit *out_permit,
+                                             struct seawall_semaphore_rejection *out_rejection);
+
+/**
+ * Take a permit now, or a place in the FIFO queue if there is room: returns
+ * `SEAWALL_STATUS_OK` with `*out_permit`, `SEAWALL_STATUS_QUEUED` with
+ * `*out_ticket` (poll it until granted, or cancel it), or
+ * `SEAWALL_STATUS_REJECTED` (shed, or full) with `*out_rejection` when that is
+ * not NULL. A shed priority never queues. Lock-free, no allocation.
+ *
+ * # Safety
+ * `semaphore` is NULL or a live handle; `out_permit` and `out_ticket` are NULL or
+ * writable; `out_rejection` is NULL (not wanted) or writable. Thread-safe.
+ */
+seawall_status seawall_semaphore_acquire_or_enqueue(const struct seawall_semaphore *semaphore,
+                                                    seawall_priority priority,
+                                                    struct seawall_semaphore_permit *out_permit,
+                                                    struct seawall_semaphore_ticket *out_ticket,
+                                                    struct seawall_semaphore_rejection *out_rejection);
+
+/**
+ * Where a ticket stands: `SEAWALL_STATUS_OK` when a release handed it a permit
+ * (written to `*out_permit`; the caller holds it now and the ticket is used
+ * up), `SEAWALL_STATUS_WAITING` while it waits, `SEAWALL_STATUS_UNKNOWN_TICKET`
+ * for a ticket that is not waiting (taken already, cancelled, reclaimed). A
+ * ticket of no slot of this semaphore is `SEAWALL_STATUS_INVALID_ARGUMENT`.
+ * Lock-free, no allocation.
+ *
+ * # Safety
+ * `semaphore` is NULL or a live handle; `out_permit` is NULL or writable.
+ * Thread-safe.
+ */
+seawall_status seawall_semaphore_poll(const struct seawall_semaphore *semaphore,
+                                      struct seawall_semaphore_ticket ticket,
+                                      struct seawall_semaphore_permit *out_permit);
+
+/**
+ * The waiter of `ticket` gives up (timeout or cancellation) and leaves the
+ * queue at once: `SEAWALL_STATUS_CANCELLED`, or `SEAWALL_STATUS_PASSED_ON` when
+ * a permit reached it in the same instant (that permit went on to the next
+ * waiter or back to the pool: the caller holds nothing either way). A ticket
+ * that is not waiting is `SEAWALL_STATUS_UNKNOWN_TICKET` and changes nothing.
+ * Lock-free, no allocation.
+ *
+ * # Safety
+ * `semaphore` is NULL or a live handle. Thread-safe.
+ */
+seawall_status seawall_semaphore_cancel(const struct seawall_semaphore *semaphore,
+                                        struct seawall_semaphore_ticket ticket);
+
+/**
+ * Give a permit back: straight to the oldest waiter (whatever its priority), or
+ * to the pool. A permit works once: a second release returns
+ * `SEAWALL_STATUS_PERMIT_ALREADY_USED` and changes nothing; an id of no permit
+ * of this semaphore (or of a ticket still waiting) is
+ * `SEAWALL_STATUS_INVALID_ARGUMENT`. Lock-free, no allocation.
+ *
+ * # Safety
+ * `semaphore` is NULL or a live handle. Thread-safe; the permit may come from
+ * another thread, or another process sharing the semaphore.
+ */
+seawall_status seawall_semaphore_release(const struct seawall_semaphore *semaphore,
+                                         struct seawall_semaphore_permit permit);
+
+/**
+ * Take a permit, blocking this thread at most `timeout_ns` in FIFO order:
+ * `SEAWALL_STATUS_OK` with `*out_permit`; `SEAWALL_STATUS_REJECTED` at once when
+ * shed or when the queue is full (`*out_rejection` if not NULL);
+ * `SEAWALL_STATUS_WAIT_TIMED_OUT` when the time ran out (the waiter left the
+ * queue; nothing is held). `timeout_ns` 0 never queues (like
+ * `seawall_semaphore_try_acquire`); `SEAWALL_NONE` waits without limit.
+ *
+ * The wait is a bounded poll-and-park loop, not a futex: a few polls with
+ * `sched_yield`, then sleeps doubling from 20 µs to 1 ms (never past the
+ * deadline), so it works the same when the releasing thread is in another
+ * process. A grant is noticed within about 1 ms; until then the permit is held
+ * for this waiter. Event loops should poll tickets themselves
+ * (`seawall_semaphore_acquire_or_enqueue`, `seawall_semaphore_poll`).
+ *
+ * # Safety
+ * `semaphore` is NULL or a live handle; `out_permit` is NULL or writable;
+ * `out_rejection` is NULL or writable. Thread-safe; blocks.
+ */
+seawall_status seawall_semaphore_acquire_timeout(const struct seawall_semaphore *semaphore,
+                                                 seawall_priority priority,
+                                                 uint64_t timeout_ns,
+                                                 struct seawall_semaphore_permit *out_permit,
+                                                 struct seawall_semaphore_rejection *out_rejection);
+
+/**
+ * Occupancy (`active`, `queued`, one atomic read) and the permits and tickets
+ * callers hold (a scan of the holder table: not for the hot path).
+ *
+ * # Safety
+ * `semaphore` is NULL or a live handle; `out` is NULL or writable. Thread-safe.
+ */
+seawall_status seawall_semaphore_get_snapshot(const struct seawall_semaphore *semaphore,
+                                              struct seawall_semaphore_snapshot *out);
+
+/**
+ * Give back every permit, and cancel every ticket, of a process that no longer
+ * exists (a worker killed while it held a permit or waited): the permits go to
+ * the next waiters or back to the pool. `*out_permits` and `*out_tickets` (each
+ * if not NULL) say how many. A permit or ticket belongs to the process that
+ * acquired or queued it, whoever holds its id now; reclaim only where every
+ * process sharing the semaphore sees the same pids (one pid namespace). Scans
+ * the holder table: not for the hot path. A process killed in the few
+ * instructions between the core's admission and the holder slot's claim leaves
+ * one permit no reclaim can find.
+ *
+ * # Safety
+ * `semaphore` is NULL or a live handle; `out_permits` and `out_tickets` are NULL
+ * or writable. Thread-safe.
+ */
+seawall_status seawall_semaphore_reclaim_abandoned(const struct seawall_semaphore *semaphore,
+                                                   uint64_t *out_permits,
+                                                   uint64_t *out_tickets);
+
+/**
+ * The name of a priority (`"critical"`, `"high"`, `"normal"`, `"low"`), or
+ * `"unknown"`.
+ *
+ * # Safety
+ * Always safe to call; the string is static.
+ */
+const char *seawall_priority_name(seawall_priority priority);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The C ABI tests: C programs (ffi-c/tests/c/*.c and the README quick start)
+# The C ABI tests: C programs (ffi-c/tests/c/*.c and the README's C examples)
 # compiled with -std=c99 -Wall -Wextra -Werror -pedantic against libseawall.a and
 # libseawall.so, run natively and under valgrind; once more built with
 # -fsanitize=address,undefined; a C++11 program including the header twice; the
-# multi-process test on one shared breaker.
+# multi-process test on one shared breaker and one shared semaphore.
 #
 # Expects target/release/libseawall.{a,so} (scripts/test.sh builds them with
 # `cargo build --release --locked -p seawall-ffi`). Fails on the first failure.
@@ -17,7 +17,7 @@ CC=${CC:-cc}
 CXX=${CXX:-c++}
 CFLAGS=(-std=c99 -Wall -Wextra -Werror -pedantic -g -O1 -Iinclude -I"$SRC")
 STATIC=("$LIB/libseawall.a" -lpthread -ldl -lm)
-SHARED=(-L"$LIB" -lseawall -Wl,-rpath,"$PWD/$LIB")
+SHARED=(-L"$LIB" -lseawall -Wl,-rpath,"$PWD/$LIB" -pthread)
 VALGRIND=(valgrind --quiet --error-exitcode=1 --leak-check=full
   --errors-for-leak-kinds=definite,indirect --track-fds=no)
 
@@ -26,10 +26,15 @@ for f in "$LIB/libseawall.a" "$LIB/libseawall.so"; do
 done
 mkdir -p "$OUT"
 
-# The README quick start, exactly as printed there.
-awk '/<!-- c-quickstart/ {f=1; next} f && /^```c/ {p=1; next} p && /^```/ {exit} p' \
-  README.md >"$OUT/quickstart.c"
-[ -s "$OUT/quickstart.c" ] || { echo "no quick start block found in README.md" >&2; exit 1; }
+# The README's C examples (the quick start, the bulkhead with retries), exactly
+# as printed there.
+readme_block() { # marker, output file
+  awk -v m="<!-- $1" 'index($0, m) == 1 {f=1; next} f && /^```c/ {p=1; next} p && /^```/ {exit} p' \
+    README.md >"$2"
+  [ -s "$2" ] || { echo "no $1 block found in README.md" >&2; exit 1; }
+}
+readme_block c-quickstart "$OUT/quickstart.c"
+readme_block c-bulkhead "$OUT/bulkhead.c"
 
 step() { printf -- '--- %s\n' "$*"; }
 
@@ -39,8 +44,8 @@ diff <(nm -D --defined-only "$LIB/libseawall.so" | awk '{print $3}' | sort) \
     tr -d '(' | sort -u)
 
 declare -A source=([api]="$SRC/api.c" [multiprocess]="$SRC/multiprocess.c"
-  [quickstart]="$OUT/quickstart.c")
-for prog in api multiprocess quickstart; do
+  [quickstart]="$OUT/quickstart.c" [bulkhead]="$OUT/bulkhead.c")
+for prog in api multiprocess quickstart bulkhead; do
   step "compile $prog (C99, static and shared)"
   "$CC" "${CFLAGS[@]}" "${source[$prog]}" -o "$OUT/$prog-static" "${STATIC[@]}"
   "$CC" "${CFLAGS[@]}" "${source[$prog]}" -o "$OUT/$prog-shared" "${SHARED[@]}"
@@ -53,6 +58,9 @@ quickstart_says() { # the line the README promises
   grep -qx 'call 60 rejected (open), retry in 30.0 s' "$1" ||
     { echo "quick start printed:"; cat "$1"; return 1; }
 }
+bulkhead_says() { # likewise
+  grep -qx 'done after 3 attempts' "$1" || { echo "bulkhead example printed:"; cat "$1"; return 1; }
+}
 
 for link in static shared; do
   step "run ($link)"
@@ -60,6 +68,8 @@ for link in static shared; do
   "$OUT/multiprocess-$link" 6 200000
   "$OUT/quickstart-$link" >"$OUT/quickstart.out"
   quickstart_says "$OUT/quickstart.out"
+  "$OUT/bulkhead-$link" >"$OUT/bulkhead.out"
+  bulkhead_says "$OUT/bulkhead.out"
 done
 "$OUT/cpp"
 
@@ -70,6 +80,8 @@ if command -v valgrind >/dev/null; then
     "${VALGRIND[@]}" "$OUT/multiprocess-$link" 4 2000
     "${VALGRIND[@]}" "$OUT/quickstart-$link" >"$OUT/quickstart.out"
     quickstart_says "$OUT/quickstart.out"
+    "${VALGRIND[@]}" "$OUT/bulkhead-$link" >"$OUT/bulkhead.out"
+    bulkhead_says "$OUT/bulkhead.out"
   done
   "${VALGRIND[@]}" "$OUT/cpp"
 else
@@ -78,7 +90,7 @@ fi
 
 step "AddressSanitizer + UndefinedBehaviorSanitizer (static)"
 SAN=(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all)
-for prog in api multiprocess quickstart; do
+for prog in api multiprocess quickstart bulkhead; do
   "$CC" "${CFLAGS[@]}" "${SAN[@]}" "${source[$prog]}" -o "$OUT/$prog-asan" "${STATIC[@]}"
 done
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1
@@ -86,4 +98,6 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktra
 "$OUT/multiprocess-asan" 4 20000
 "$OUT/quickstart-asan" >"$OUT/quickstart.out"
 quickstart_says "$OUT/quickstart.out"
+"$OUT/bulkhead-asan" >"$OUT/bulkhead.out"
+bulkhead_says "$OUT/bulkhead.out"
 echo "C ABI tests passed"

@@ -10,6 +10,10 @@
 //!   structure.
 //! * [`breaker`]: the circuit breaker with its window kind chosen at run time and
 //!   single-use permits ([`permits`]), in this process or shared.
+//! * [`semaphore`]: the bulkhead with single-use permits and queue tickets
+//!   ([`holders`]), in this process or shared.
+//! * [`retry`] (retry budget, retry throttle) and [`health`]: core structures in
+//!   a [`handle::Handle`], in this process or shared.
 //! * [`clock`]: the OS monotonic clock.
 //!
 //! `unsafe` lives only here, at the edge: in the exported functions (raw
@@ -21,8 +25,9 @@
 // The header is generated from `capi` alone: the `cbindgen:ignore` lines keep the
 // Rust-only modules (and their public constants) out of it.
 
-// Under `--cfg loom` only the permit table is built: its loom models
-// (`tests/loom_permits.rs`) are all that build is for.
+// Under `--cfg loom` only the permit table, the holder table and the semaphore
+// cell are built: their loom models (`tests/loom_permits.rs`,
+// `tests/loom_holders.rs`) are all that build is for.
 
 /// cbindgen:ignore
 #[cfg(not(loom))]
@@ -33,7 +38,20 @@ pub mod capi;
 #[cfg(not(loom))]
 pub mod clock;
 /// cbindgen:ignore
+#[cfg(not(loom))]
+pub mod handle;
+/// cbindgen:ignore
+#[cfg(not(loom))]
+pub mod health;
+/// cbindgen:ignore
+pub mod holders;
+/// cbindgen:ignore
 pub mod permits;
+/// cbindgen:ignore
+#[cfg(not(loom))]
+pub mod retry;
+/// cbindgen:ignore
+pub mod semaphore;
 /// cbindgen:ignore
 #[cfg(not(loom))]
 pub mod shared;

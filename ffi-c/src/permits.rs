@@ -52,8 +52,8 @@ const EPOCH_MASK: u64 = (1 << 30) - 1;
 const INDEX_MASK: u64 = 0xFFFF_FFFF;
 /// Owner word: low 22 bits the pid (Linux pids are below 2²²), high 10 bits the
 /// low bits of the generation it was stored for.
-const PID_BITS: u32 = 22;
-const PID_MASK: u32 = (1 << PID_BITS) - 1;
+pub(crate) const PID_BITS: u32 = 22;
+pub(crate) const PID_MASK: u32 = (1 << PID_BITS) - 1;
 
 /// Why a permit could not be used.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,7 +76,9 @@ pub struct PermitTable<const N: usize = PERMIT_SLOTS> {
     owners: [AtomicU32; N],
 }
 
-fn owner_word(generation: u32, pid: u32) -> u32 {
+/// The owner word of a slot claimed in `generation` by process `pid` (the
+/// semaphore's holder table uses the same scheme).
+pub(crate) fn owner_word(generation: u32, pid: u32) -> u32 {
     (generation << PID_BITS) | (pid & PID_MASK)
 }
 
@@ -84,7 +86,7 @@ fn owner_word(generation: u32, pid: u32) -> u32 {
 /// path. A `fork` child clears the cache (an atfork handler), so it never
 /// claims under its parent's pid.
 #[cfg(not(loom))]
-mod pid {
+pub(crate) mod pid {
     use std::sync::Once;
     use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -95,7 +97,7 @@ mod pid {
         PID.store(0, Ordering::Relaxed);
     }
 
-    pub(super) fn current() -> u32 {
+    pub(crate) fn current() -> u32 {
         let p = PID.load(Ordering::Relaxed);
         if p != 0 {
             return p;
@@ -112,7 +114,7 @@ mod pid {
 
     /// Whether process `pid` exists (`kill(pid, 0)`; a process of another user
     /// exists too).
-    pub(super) fn alive(pid: u32) -> bool {
+    pub(crate) fn alive(pid: u32) -> bool {
         let Ok(p) = libc::pid_t::try_from(pid) else {
             return true;
         };
@@ -122,20 +124,23 @@ mod pid {
     }
 }
 
-/// Under loom the models say which pid claims (a plain static, set before the
-/// model's threads start).
+/// Under loom the models say which pid claims, set before the model's threads
+/// start. Thread-local: loom runs a model's threads on the test's own OS thread,
+/// and the test harness runs models in parallel on different ones.
 #[cfg(loom)]
-mod pid {
-    use std::sync::atomic::{AtomicU32, Ordering};
+pub(crate) mod pid {
+    use std::cell::Cell;
 
-    static PID: AtomicU32 = AtomicU32::new(1);
+    std::thread_local! {
+        static PID: Cell<u32> = const { Cell::new(1) };
+    }
 
-    pub(super) fn current() -> u32 {
-        PID.load(Ordering::Relaxed)
+    pub(crate) fn current() -> u32 {
+        PID.with(Cell::get)
     }
 
     pub(super) fn set(pid: u32) {
-        PID.store(pid, Ordering::Relaxed);
+        PID.with(|p| p.set(pid));
     }
 }
 
@@ -158,25 +163,29 @@ fn generation(word: u64) -> u32 {
 }
 
 /// Where this thread looks for a free slot next: a hint only (any start is
-/// correct), spreading threads and processes over the table.
+/// correct), spreading threads and processes over the table. One cursor serves
+/// every table of the thread (breakers' permits, semaphores' holders), so it is
+/// taken modulo the table's size.
 #[cfg(not(loom))]
-mod cursor {
+pub(crate) mod cursor {
     use core::cell::Cell;
 
     thread_local! {
         static CURSOR: Cell<Option<usize>> = const { Cell::new(None) };
     }
 
-    pub(super) fn get(n: usize) -> usize {
-        CURSOR.with(Cell::get).unwrap_or_else(|| fresh(0, n))
+    pub(crate) fn get(n: usize) -> usize {
+        CURSOR
+            .with(Cell::get)
+            .map_or_else(|| fresh(0, n), |c| c % n)
     }
 
-    pub(super) fn set(next: usize) {
+    pub(crate) fn set(next: usize) {
         CURSOR.with(|c| c.set(Some(next)));
     }
 
     /// A start index that differs between threads and processes.
-    pub(super) fn fresh(hint: u64, n: usize) -> usize {
+    pub(crate) fn fresh(hint: u64, n: usize) -> usize {
         let here = CURSOR.with(|c| core::ptr::from_ref(c) as u64);
         let pid = u64::from(std::process::id()) << 32;
         (seawall_core::mix64(here ^ hint ^ pid) as usize) % n
@@ -185,12 +194,12 @@ mod cursor {
 
 /// Under loom every execution must be the same function of the schedule: start at 0.
 #[cfg(loom)]
-mod cursor {
-    pub(super) fn get(_: usize) -> usize {
+pub(crate) mod cursor {
+    pub(crate) fn get(_: usize) -> usize {
         0
     }
-    pub(super) fn set(_: usize) {}
-    pub(super) fn fresh(_: u64, _: usize) -> usize {
+    pub(crate) fn set(_: usize) {}
+    pub(crate) fn fresh(_: u64, _: usize) -> usize {
         0
     }
 }
@@ -219,6 +228,7 @@ impl<const N: usize> PermitTable<N> {
 
     /// Take a free slot for a call admitted in `epoch`; its permit id, or `None`
     /// when all `N` are held.
+    #[must_use = "an unused id leaves its slot held"]
     pub fn claim(&self, epoch: u32) -> Option<u64> {
         let mut idx = cursor::get(N);
         // Invariant: a slot goes free(g) → held(g + 1) only by this CAS and

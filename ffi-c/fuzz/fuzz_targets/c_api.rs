@@ -8,8 +8,12 @@
 //! flight never exceed `half_open_max_calls`; deadlines never grow past their
 //! parent. With `region`, the breaker lives in caller memory, a second handle is
 //! attached to it, and the header is corrupted at the end: attaching then must
-//! fail cleanly or still work.
+//! fail cleanly or still work. The other primitives (semaphore, retry budget,
+//! throttle, backoff, retry decision, health) run on the same clock against
+//! models of their own (`others.rs`).
 #![no_main]
+
+mod others;
 
 use std::alloc::{Layout, alloc_zeroed, dealloc};
 use std::ptr;
@@ -27,6 +31,7 @@ struct Input {
     region: bool,
     ops: Vec<Op>,
     corrupt: Vec<(u8, u8)>,
+    others: others::Configs,
 }
 
 /// Each field: an arbitrary raw value, folded into a mostly-valid range unless
@@ -82,6 +87,7 @@ enum Op {
         dt: u32,
         raw: Option<(u64, u64)>,
     },
+    Other(others::Op),
 }
 
 fn pick(raw: bool, v: u64, valid: impl Fn(u64) -> u64) -> u64 {
@@ -279,7 +285,23 @@ fuzz_target!(|input: Input| {
     }
     // SAFETY: allocated above with this layout; no handle remains.
     unsafe { dealloc(mem, layout) };
+    run_others(&input.others, &input.ops);
 });
+
+/// The other primitives' operations, on the same clock as the breaker's.
+fn run_others(configs: &others::Configs, ops: &[Op]) {
+    let mut now: u64 = 1_000_000_000;
+    let mut world = others::World::new(configs);
+    for op in ops.iter().take(512) {
+        match op {
+            Op::Advance(dt) => now = now.saturating_add(u64::from(*dt) * 1000),
+            Op::StepBack(dt) => now = now.saturating_sub(u64::from(*dt)),
+            Op::Other(o) => world.step(o, now),
+            _ => {}
+        }
+    }
+    world.finish();
+}
 
 fn run(handles: &[*mut seawall_breaker], cfg: &seawall_breaker_config, ops: &[Op]) {
     let mut now: u64 = 1_000_000_000;
@@ -461,6 +483,7 @@ fn run(handles: &[*mut seawall_breaker], cfg: &seawall_breaker_config, ops: &[Op
             } => {
                 deadline_ops(total, max, child, now.wrapping_add(u64::from(dt)), raw);
             }
+            Op::Other(_) => {} // run_others
         }
     }
     // Every held permit can still be given back exactly once.

@@ -2,8 +2,7 @@
 
 use core::ffi::c_void;
 use core::ptr::NonNull;
-use std::ffi::{CStr, c_char};
-use std::time::Duration;
+use std::ffi::c_char;
 
 use seawall_core::{
     BreakerConfig, ConfigError, Field, MAX_CONSECUTIVE_FAILURES, MAX_HALF_OPEN_CALLS, Outcome,
@@ -11,10 +10,11 @@ use seawall_core::{
 };
 
 use super::common::SEAWALL_NONE;
-use super::{Failure, arg, guard, guard_value, out, put, seawall_status};
+use super::{
+    Failure, arg, guard, guard_value, mem_arg, name_arg, out, put, seawall_status, shared_options,
+};
 use crate::breaker::{AcquireError, Breaker, Metrics, Permit, entropy};
 use crate::permits::{PERMIT_SLOTS, PermitError};
-use crate::shared::OpenOptions;
 
 /// A window kind: `SEAWALL_WINDOW_COUNT` or `SEAWALL_WINDOW_TIME`.
 #[allow(non_camel_case_types, reason = "C type name")]
@@ -346,24 +346,6 @@ unsafe fn handle<'a>(b: *const seawall_breaker) -> Result<&'a Breaker, Failure> 
     Ok(&unsafe { arg(b, "breaker") }?.inner)
 }
 
-/// Read a region name argument.
-///
-/// # Safety
-/// `name` is NULL or a NUL-terminated string.
-unsafe fn name_arg<'a>(name: *const c_char) -> Result<&'a str, Failure> {
-    if name.is_null() {
-        return Err(Failure::null("name"));
-    }
-    // SAFETY: non-NULL and NUL-terminated (the caller's promise).
-    let c = unsafe { CStr::from_ptr(name) };
-    c.to_str().map_err(|_| {
-        Failure::new(
-            seawall_status::InvalidArgument,
-            "invalid region name: not UTF-8",
-        )
-    })
-}
-
 /// Hand a new breaker to C through `out` (already checked non-NULL).
 ///
 /// # Safety
@@ -385,19 +367,6 @@ unsafe fn out_handle(
     // SAFETY: the caller's promise.
     unsafe { put(o, core::ptr::null_mut()) };
     Ok(o)
-}
-
-/// How long `open_shared` waits for another process that is creating the region:
-/// `SEAWALL_SHM_TIMEOUT_MS` from the environment, else 2000 ms.
-fn shared_options() -> OpenOptions {
-    let mut o = OpenOptions::default();
-    if let Some(ms) = std::env::var("SEAWALL_SHM_TIMEOUT_MS")
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-    {
-        o.init_timeout = Duration::from_millis(ms);
-    }
-    o
 }
 
 /// The DESIGN §3 defaults: a time window of 10 buckets of 1 s, minimum 20 calls,
@@ -546,7 +515,7 @@ pub unsafe extern "C" fn seawall_breaker_init_in(
     guard(|| {
         // SAFETY: the caller's promise on `out`.
         let out = unsafe { out_handle(out) }?;
-        let mem = NonNull::new(mem.cast::<u8>()).ok_or_else(|| Failure::null("mem"))?;
+        let mem = mem_arg(mem)?;
         // SAFETY: the caller's promise on `config`.
         let cfg = core_config(unsafe { arg(config, "config") }?)?;
         // SAFETY: the caller's promise on `mem` and `len`.
@@ -575,7 +544,7 @@ pub unsafe extern "C" fn seawall_breaker_attach(
     guard(|| {
         // SAFETY: the caller's promise on `out`.
         let out = unsafe { out_handle(out) }?;
-        let mem = NonNull::new(mem.cast::<u8>()).ok_or_else(|| Failure::null("mem"))?;
+        let mem = mem_arg(mem)?;
         // SAFETY: the caller's promise on `mem` and `len`.
         let b = unsafe { Breaker::attach(mem, len) }?;
         // SAFETY: checked non-NULL, writable per the caller.

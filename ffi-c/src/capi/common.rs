@@ -79,8 +79,8 @@ pub extern "C" fn seawall_now_ns() -> u64 {
 }
 
 /// Whether this machine can share structures between processes (native lock-free
-/// 64- and 128-bit atomics). When false, `seawall_breaker_open_shared`,
-/// `_init_in` and `_attach` return `SEAWALL_STATUS_NOT_LOCK_FREE`.
+/// 64- and 128-bit atomics). When false, every `_open_shared`, `_init_in` and
+/// `_attach` returns `SEAWALL_STATUS_NOT_LOCK_FREE`.
 ///
 /// # Safety
 /// Always safe to call, from any thread.
@@ -148,7 +148,10 @@ mod tests {
         assert_eq!(name(4), "SEAWALL_STATUS_PERMIT_ALREADY_USED");
         assert_eq!(name(7), "SEAWALL_STATUS_PANIC");
         assert_eq!(name(14), "SEAWALL_STATUS_PERMITS_EXHAUSTED");
-        assert_eq!(name(15), "unknown");
+        assert_eq!(name(15), "SEAWALL_STATUS_QUEUED");
+        assert_eq!(name(18), "SEAWALL_STATUS_PASSED_ON");
+        assert_eq!(name(20), "SEAWALL_STATUS_WAIT_TIMED_OUT");
+        assert_eq!(name(21), "unknown");
         assert_eq!(name(-1), "unknown");
         for (i, s) in seawall_status::ALL.iter().enumerate() {
             assert_eq!(

@@ -6,19 +6,26 @@
 //! checked for NULL. A failing call stores a human-readable reason that
 //! `seawall_last_error_message()` returns on the same thread.
 
+pub mod backoff;
 pub mod breaker;
 pub mod common;
 pub mod deadline;
+pub mod health;
+pub mod retry_budget;
+pub mod retry_throttle;
+pub mod semaphore;
 
+use core::ffi::c_void;
 use core::fmt::Display;
 use core::ptr::NonNull;
 use std::cell::RefCell;
 use std::ffi::{CStr, CString, c_char};
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::Duration;
 
 use seawall_core::ConfigError;
 
-use crate::shared::RegionError;
+use crate::shared::{OpenOptions, RegionError};
 
 /// What every fallible function returns. The values are part of the ABI: they
 /// never change and are never reused; new codes are appended.
@@ -32,9 +39,11 @@ pub enum seawall_status {
     NullArgument = 1,
     /// A configuration value is invalid (the message names the field).
     InvalidConfig = 2,
-    /// Not an error: the breaker refused the call (see `seawall_rejection`).
+    /// Not an error: the breaker or semaphore refused the call (see
+    /// `seawall_rejection`, `seawall_semaphore_rejection`).
     Rejected = 3,
-    /// The permit was recorded already (or was not issued by this breaker).
+    /// The permit was recorded (breaker) or released (semaphore) already, or was
+    /// not issued by this breaker or semaphore.
     PermitAlreadyUsed = 4,
     /// Header and library, or a shared region and this library, disagree on the
     /// ABI version or on a structure's layout.
@@ -60,8 +69,26 @@ pub enum seawall_status {
     /// be shared between processes.
     NotLockFree = 13,
     /// All `SEAWALL_BREAKER_MAX_PERMITS` permits of the breaker are outstanding;
-    /// the admission was given back as ignored.
+    /// the admission was given back as ignored. (A semaphore's holder table has
+    /// a slot for every permit and ticket; only scans racing many others could
+    /// miss a free one three times over, and then the admission is undone.)
     PermitsExhausted = 14,
+    /// Not an error: no permit now; the caller waits in the semaphore's queue
+    /// with the ticket written out (poll it until granted, or cancel it).
+    Queued = 15,
+    /// Not an error: the ticket still waits; poll it again later.
+    Waiting = 16,
+    /// Not an error: the waiter left the queue without a permit.
+    Cancelled = 17,
+    /// Not an error: a permit reached the ticket in the same instant it was
+    /// cancelled; it was passed on to the next waiter or back to the pool.
+    PassedOn = 18,
+    /// The ticket is not waiting: already granted and taken by a poll,
+    /// cancelled, reclaimed, or not issued by this semaphore. Nothing changed.
+    UnknownTicket = 19,
+    /// Not an error: a blocking acquire waited its whole timeout and left the
+    /// queue; nothing is held.
+    WaitTimedOut = 20,
 }
 
 impl seawall_status {
@@ -84,11 +111,17 @@ impl seawall_status {
             Self::Timeout => c"SEAWALL_STATUS_TIMEOUT",
             Self::NotLockFree => c"SEAWALL_STATUS_NOT_LOCK_FREE",
             Self::PermitsExhausted => c"SEAWALL_STATUS_PERMITS_EXHAUSTED",
+            Self::Queued => c"SEAWALL_STATUS_QUEUED",
+            Self::Waiting => c"SEAWALL_STATUS_WAITING",
+            Self::Cancelled => c"SEAWALL_STATUS_CANCELLED",
+            Self::PassedOn => c"SEAWALL_STATUS_PASSED_ON",
+            Self::UnknownTicket => c"SEAWALL_STATUS_UNKNOWN_TICKET",
+            Self::WaitTimedOut => c"SEAWALL_STATUS_WAIT_TIMED_OUT",
         }
     }
 
     /// Every code, in value order.
-    pub(crate) const ALL: [Self; 15] = [
+    pub(crate) const ALL: [Self; 21] = [
         Self::Ok,
         Self::NullArgument,
         Self::InvalidConfig,
@@ -104,6 +137,12 @@ impl seawall_status {
         Self::Timeout,
         Self::NotLockFree,
         Self::PermitsExhausted,
+        Self::Queued,
+        Self::Waiting,
+        Self::Cancelled,
+        Self::PassedOn,
+        Self::UnknownTicket,
+        Self::WaitTimedOut,
     ];
 }
 
@@ -230,6 +269,98 @@ pub(crate) fn out<T>(p: *mut T, name: &str) -> Result<NonNull<T>, Failure> {
 pub(crate) unsafe fn put<T>(p: NonNull<T>, value: T) {
     // SAFETY: the caller's promise; `write` does not read or drop the old value.
     unsafe { p.as_ptr().write(value) }
+}
+
+/// Store through an optional output pointer: NULL means "not wanted".
+///
+/// # Safety
+/// `p` is NULL or valid for writes of a `T` (the C caller's promise).
+pub(crate) unsafe fn put_opt<T>(p: *mut T, value: T) {
+    if let Some(p) = NonNull::new(p) {
+        // SAFETY: non-NULL, writable per the caller.
+        unsafe { put(p, value) };
+    }
+}
+
+/// Read a region name argument.
+///
+/// # Safety
+/// `name` is NULL or a NUL-terminated string.
+pub(crate) unsafe fn name_arg<'a>(name: *const c_char) -> Result<&'a str, Failure> {
+    if name.is_null() {
+        return Err(Failure::null("name"));
+    }
+    // SAFETY: non-NULL and NUL-terminated (the caller's promise).
+    let c = unsafe { CStr::from_ptr(name) };
+    c.to_str().map_err(|_| {
+        Failure::new(
+            seawall_status::InvalidArgument,
+            "invalid region name: not UTF-8",
+        )
+    })
+}
+
+/// Caller memory for a region: non-NULL.
+pub(crate) fn mem_arg(mem: *mut c_void) -> Result<NonNull<u8>, Failure> {
+    NonNull::new(mem.cast::<u8>()).ok_or_else(|| Failure::null("mem"))
+}
+
+/// How long `open_shared` waits for another process that is creating the region:
+/// `SEAWALL_SHM_TIMEOUT_MS` from the environment, else 2000 ms.
+pub(crate) fn shared_options() -> OpenOptions {
+    let mut o = OpenOptions::default();
+    if let Some(ms) = std::env::var("SEAWALL_SHM_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+    {
+        o.init_timeout = Duration::from_millis(ms);
+    }
+    o
+}
+
+/// Check a constructor's `out` argument and set `*out = NULL` until success.
+///
+/// # Safety
+/// `out_ptr` is NULL or valid for writing a pointer.
+pub(crate) unsafe fn out_handle<H>(out_ptr: *mut *mut H) -> Result<NonNull<*mut H>, Failure> {
+    let o = out(out_ptr, "out")?;
+    // SAFETY: the caller's promise.
+    unsafe { put(o, core::ptr::null_mut()) };
+    Ok(o)
+}
+
+/// The body of every constructor: `*out = NULL`, then `make` the handle and hand
+/// it to C (it owns it until the matching `_free`).
+///
+/// # Safety
+/// `out_ptr` is NULL or valid for writing a pointer.
+pub(crate) unsafe fn construct<H>(
+    out_ptr: *mut *mut H,
+    make: impl FnOnce() -> Result<H, Failure>,
+) -> seawall_status {
+    guard(|| {
+        // SAFETY: the caller's promise on `out_ptr`.
+        let o = unsafe { out_handle(out_ptr) }?;
+        let raw = Box::into_raw(Box::new(make()?));
+        // SAFETY: checked non-NULL, writable per the caller.
+        unsafe { put(o, raw) };
+        Ok(seawall_status::Ok)
+    })
+}
+
+/// The body of every `_free`: drop a handle made by [`construct`]; NULL is fine.
+///
+/// # Safety
+/// `h` is NULL or a live handle from [`construct`], given back exactly once, used
+/// by no other thread during or after this call.
+pub(crate) unsafe fn destroy<H>(h: *mut H) {
+    guard_value((), || {
+        if !h.is_null() {
+            // SAFETY: made by `Box::into_raw` in `construct`, given back once
+            // (the caller's promise).
+            drop(unsafe { Box::from_raw(h) });
+        }
+    });
 }
 
 #[cfg(test)]

@@ -30,6 +30,28 @@ int main() {
   check(seawall_breaker_record(b, p, SEAWALL_OUTCOME_SUCCESS, 0, 1) ==
             SEAWALL_STATUS_PERMIT_ALREADY_USED,
         "second use");
+  seawall_semaphore_config scfg = seawall_semaphore_config_default();
+  scfg.max_concurrent = 1;
+  seawall_semaphore *s = nullptr;
+  seawall_semaphore_permit sp{};
+  seawall_semaphore_rejection why{};
+  check(seawall_semaphore_new(&scfg, &s) == SEAWALL_STATUS_OK, "semaphore");
+  check(seawall_semaphore_try_acquire(s, SEAWALL_PRIORITY_HIGH, &sp, nullptr) == SEAWALL_STATUS_OK,
+        "semaphore acquire");
+  check(seawall_semaphore_try_acquire(s, SEAWALL_PRIORITY_HIGH, &sp, &why) ==
+                SEAWALL_STATUS_REJECTED &&
+            why.reason == SEAWALL_REJECT_FULL,
+        "semaphore full");
+  check(seawall_semaphore_release(s, sp) == SEAWALL_STATUS_OK, "release");
+  check(seawall_semaphore_release(s, sp) == SEAWALL_STATUS_PERMIT_ALREADY_USED, "second release");
+  seawall_semaphore_free(s);
+  seawall_backoff_config bcfg = seawall_backoff_config_default();
+  bcfg.jitter = SEAWALL_JITTER_NONE;
+  seawall_backoff_state st = seawall_backoff_state_new(1);
+  uint64_t delay = 0;
+  check(seawall_backoff_next_delay(&bcfg, &st, SEAWALL_NONE, &delay) == SEAWALL_STATUS_OK &&
+            delay == 100000000u,
+        "backoff");
   seawall_deadline d{};
   check(seawall_deadline_start(10, 5, &d) == SEAWALL_STATUS_OK && d.end_ns == 15, "deadline");
   check(std::strcmp(seawall_version(), SEAWALL_VERSION) == 0, "version");

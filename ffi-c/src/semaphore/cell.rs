@@ -1,0 +1,260 @@
+//! The core semaphore next to its holder table ([`crate::holders`]): the protocol
+//! that makes every permit and ticket a C caller holds single-use.
+//!
+//! Order of the two steps, and why no permit is ever counted twice:
+//! * acquire: the core admits (or queues) first, then a slot is claimed; with no
+//!   free slot the admission is undone on the core (a release, or a cancel that
+//!   passes on a grant made in the same instant).
+//! * release / cancel: the slot's CAS first, then the core's release / cancel,
+//!   made only by the CAS winner.
+//! * poll: the core says granted, then the slot's CAS `waiting → held` takes the
+//!   grant; a racing cancel makes that CAS fail, and the canceller's core cancel
+//!   passes the permit on.
+//!
+//! So a slot in use always stands for one permit or ticket the core counts, and
+//! `slots in use ≤ active + queued ≤ max_concurrent + max_queue ≤ N`: a table of
+//! `N ≥ max_concurrent + Q` slots always has a free slot for a caller the core
+//! admitted or queued. A claim scans the table from a per-thread cursor, and
+//! slots freed and taken by other threads behind the scan could in principle
+//! make it miss every free one; it scans up to three times, and only then
+//! (`PermitsExhausted`) undoes the admission. A process killed between the
+//! core step and the slot step (a few instructions) leaves one permit or ticket
+//! that no slot names, and no reclaim can find.
+
+use core::mem::MaybeUninit;
+
+use seawall_core::{
+    CancelOutcome, ConfigError, Field, Priority, Problem, RawAdmission, Semaphore, SemaphoreConfig,
+    SemaphoreRejected, SemaphoreSnapshot, Ticket as CoreTicket, TicketState,
+};
+
+use crate::holders::{HolderError, HolderTable};
+
+/// A held permit: give it back exactly once with [`SemaphoreCell::release`].
+/// Plain data: any thread, or any process sharing the semaphore, may release it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Permit {
+    /// Slot and generation in the holder table (opaque).
+    pub id: u64,
+}
+
+/// A place in the wait queue: poll it until granted, or cancel it, exactly once.
+/// When granted it turns into the [`Permit`] with the same id.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Ticket {
+    /// Slot and generation in the holder table (opaque).
+    pub id: u64,
+}
+
+/// What an acquire that may wait got.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Acquired {
+    /// A permit, now.
+    Admitted(Permit),
+    /// A place in the queue.
+    Queued(Ticket),
+}
+
+/// Why an acquire got neither a permit nor a ticket.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AcquireError {
+    /// Shed by priority, or full (no permit, no room to wait), with the
+    /// occupancy that refused it.
+    Rejected(SemaphoreRejected),
+    /// Three scans of the holder table found no free slot (there always is one,
+    /// see the module docs; only scans racing many others could miss it); the
+    /// admission was undone.
+    PermitsExhausted,
+}
+
+/// Where a ticket stands after a poll.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Polled {
+    /// Still waiting.
+    Waiting,
+    /// Granted: the caller holds this permit now (the ticket's id) and must
+    /// release it.
+    Granted(Permit),
+}
+
+/// How a cancel ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cancelled {
+    /// The waiter left the queue without a permit.
+    Cancelled,
+    /// A permit had reached the ticket in the same instant; it went on to the
+    /// next waiter or back to the pool.
+    PassedOn,
+}
+
+/// A core [`Semaphore`] with `Q` queue slots and its table of `N` holders,
+/// `#[repr(C)]` for sharing.
+#[repr(C)]
+pub struct SemaphoreCell<const Q: usize, const N: usize> {
+    sem: Semaphore<Q>,
+    holders: HolderTable<N>,
+}
+
+impl<const Q: usize, const N: usize> SemaphoreCell<Q, N> {
+    /// Largest `max_concurrent`: every permit and ticket must fit the table.
+    pub const MAX_CONCURRENT: u32 = (N - Q) as u32;
+
+    /// Build in place with holder `salt`, or name the invalid field.
+    pub fn init(
+        slot: &mut MaybeUninit<Self>,
+        config: &SemaphoreConfig,
+        salt: u64,
+    ) -> Result<(), ConfigError> {
+        let sem = Semaphore::<Q>::new(*config)?;
+        if config.max_concurrent > Self::MAX_CONCURRENT {
+            return Err(ConfigError {
+                field: Field::MaxConcurrent,
+                problem: Problem::OutOfRange {
+                    min: 1,
+                    max: u64::from(Self::MAX_CONCURRENT),
+                },
+            });
+        }
+        let p = slot.as_mut_ptr();
+        // SAFETY: `p` comes from `&mut MaybeUninit<Self>`: writable and aligned;
+        // each field is written once through a raw pointer, never read before.
+        unsafe { (&raw mut (*p).sem).write(sem) };
+        // SAFETY: as above; `MaybeUninit<HolderTable>` has the table's layout.
+        let holders =
+            unsafe { &mut *(&raw mut (*p).holders).cast::<MaybeUninit<HolderTable<N>>>() };
+        HolderTable::init(holders, salt);
+        Ok(())
+    }
+
+    /// The configuration.
+    #[must_use]
+    pub fn config(&self) -> SemaphoreConfig {
+        *self.sem.config()
+    }
+
+    /// The limit of priority `p`: `max(1, ⌊max_concurrent · share⌋)`.
+    #[must_use]
+    pub fn limit(&self, p: Priority) -> u32 {
+        self.sem.limit(p)
+    }
+
+    /// Permits held and waiters queued now (one atomic load).
+    #[must_use]
+    pub fn snapshot(&self) -> SemaphoreSnapshot {
+        self.sem.snapshot()
+    }
+
+    /// Permits and tickets callers hold now (a scan of the holder table).
+    #[must_use]
+    pub fn outstanding(&self) -> (u64, u64) {
+        self.holders.outstanding()
+    }
+
+    /// A permit now for priority `p`, or the rejection; never waits.
+    pub fn try_acquire(&self, p: Priority) -> Result<Permit, AcquireError> {
+        match self.sem.acquire_raw(p, false) {
+            Ok(RawAdmission::Admitted) => self.hold(),
+            // `wait = false` never queues; were it to, leaving is the answer.
+            Ok(RawAdmission::Queued(t)) => {
+                let _ = self.sem.cancel(t);
+                Err(AcquireError::Rejected(self.full()))
+            }
+            Err(r) => Err(AcquireError::Rejected(r)),
+        }
+    }
+
+    /// A permit now, or a place in the queue if there is room, for priority `p`.
+    pub fn acquire_or_enqueue(&self, p: Priority) -> Result<Acquired, AcquireError> {
+        match self.sem.acquire_raw(p, true) {
+            Ok(RawAdmission::Admitted) => self.hold().map(Acquired::Admitted),
+            Ok(RawAdmission::Queued(t)) => {
+                let Some(id) = (0..3).find_map(|_| self.holders.claim_waiting(t.id)) else {
+                    // Leave the queue (a permit granted meanwhile is passed on).
+                    let _ = self.sem.cancel(t);
+                    return Err(AcquireError::PermitsExhausted);
+                };
+                Ok(Acquired::Queued(Ticket { id }))
+            }
+            Err(r) => Err(AcquireError::Rejected(r)),
+        }
+    }
+
+    fn hold(&self) -> Result<Permit, AcquireError> {
+        let Some(id) = (0..3).find_map(|_| self.holders.claim_held()) else {
+            self.sem.release();
+            return Err(AcquireError::PermitsExhausted);
+        };
+        Ok(Permit { id })
+    }
+
+    fn full(&self) -> SemaphoreRejected {
+        let s = self.sem.snapshot();
+        SemaphoreRejected {
+            reason: seawall_core::RejectReason::Full,
+            active: s.active,
+            queued: s.queued,
+        }
+    }
+
+    /// Give permit `p` back once: to the oldest waiter, or to the pool.
+    pub fn release(&self, p: Permit) -> Result<(), HolderError> {
+        self.holders.release(p.id)?;
+        // The slot stood for one permit the core counts: exactly this one goes.
+        self.sem.release();
+        Ok(())
+    }
+
+    /// Where ticket `t` stands; once granted, the caller holds the permit with the
+    /// same id and the ticket is used up.
+    pub fn poll(&self, t: Ticket) -> Result<Polled, HolderError> {
+        let core = self.holders.waiting_ticket(t.id)?;
+        match self.sem.poll(CoreTicket { id: core }) {
+            TicketState::Waiting => Ok(Polled::Waiting),
+            TicketState::Granted => {
+                self.holders.grant(t.id, core)?;
+                Ok(Polled::Granted(Permit { id: t.id }))
+            }
+            // Cancelled by a racing cancel of this ticket after our read.
+            TicketState::Cancelled | TicketState::Unknown => Err(HolderError::UnknownTicket),
+        }
+    }
+
+    /// Ticket `t` gives up and leaves the queue at once; a permit granted to it in
+    /// the same instant is passed on.
+    pub fn cancel(&self, t: Ticket) -> Result<Cancelled, HolderError> {
+        let core = self.holders.waiting_ticket(t.id)?;
+        self.holders.cancel(t.id, core)?;
+        Ok(self.cancel_core(core))
+    }
+
+    fn cancel_core(&self, core: u32) -> Cancelled {
+        match self.sem.cancel(CoreTicket { id: core }) {
+            CancelOutcome::PassedOn => Cancelled::PassedOn,
+            // `Unknown` would be a ticket the core never queued: the slot CAS
+            // above made this the only cancel of a ticket the core issued.
+            CancelOutcome::Cancelled | CancelOutcome::Unknown => Cancelled::Cancelled,
+        }
+    }
+
+    /// Release the permits and cancel the tickets of processes that `alive` says
+    /// are gone; `(permits, tickets)` reclaimed.
+    pub fn reclaim(&self, alive: impl Fn(u32) -> bool) -> (u64, u64) {
+        self.holders.reclaim(
+            alive,
+            || {
+                self.sem.release();
+            },
+            |t| {
+                let _ = self.cancel_core(t);
+            },
+        )
+    }
+
+    /// [`reclaim`](Self::reclaim) for processes that no longer exist.
+    #[cfg(not(loom))]
+    pub fn reclaim_dead(&self) -> (u64, u64) {
+        self.reclaim(crate::permits::pid::alive)
+    }
+}

@@ -1,0 +1,174 @@
+//! loom models of the semaphore's holder protocol (`src/holders.rs`,
+//! `src/semaphore/cell.rs`): a core semaphore of one permit and one queue slot
+//! next to a holder table of two slots, every interleaving of two threads. Run with
+//! `RUSTFLAGS="--cfg loom" cargo test --release -p seawall-ffi --test loom_holders`
+//! (`scripts/loom-ffi.sh`, which also checks each model fails on its mutant).
+#![cfg(loom)]
+
+use std::mem::MaybeUninit;
+
+use loom::sync::Arc;
+use loom::thread;
+use seawall::holders::{HolderError, HolderTable};
+use seawall::permits::set_claiming_pid;
+use seawall::semaphore::{Acquired, Cancelled, Polled, SemaphoreCell};
+use seawall_core::{Priority, SemaphoreConfig};
+
+type Cell = SemaphoreCell<1, 2>;
+
+const LIVE: u32 = 1;
+const DEAD: u32 = 999;
+
+/// One permit, one queue slot.
+fn cell() -> Arc<Cell> {
+    set_claiming_pid(LIVE);
+    let cfg = SemaphoreConfig {
+        max_concurrent: 1,
+        max_queue: 1,
+        ..SemaphoreConfig::DEFAULT
+    };
+    let mut slot = MaybeUninit::uninit();
+    Cell::init(&mut slot, &cfg, 0x5a17).unwrap();
+    // SAFETY: init returned Ok, so it wrote every field.
+    Arc::new(unsafe { slot.assume_init() })
+}
+
+/// Nothing held, nothing queued, no slot in use.
+fn assert_idle(c: &Cell) {
+    let s = c.snapshot();
+    assert_eq!((s.active, s.queued), (0, 0), "a permit or waiter leaked");
+    assert_eq!(c.outstanding(), (0, 0), "a holder slot leaked");
+}
+
+/// Two racing releases of one permit: exactly one succeeds, and the core gives
+/// exactly one permit back.
+#[test]
+fn a_semaphore_permit_is_released_exactly_once() {
+    loom::model(|| {
+        let c = cell();
+        let p = c.try_acquire(Priority::Normal).unwrap();
+        let c2 = Arc::clone(&c);
+        let other = thread::spawn(move || c2.release(p));
+        let mine = c.release(p);
+        let theirs = other.join().unwrap();
+        assert!(
+            mine.is_ok() != theirs.is_ok(),
+            "both or neither release succeeded: {mine:?} {theirs:?}"
+        );
+        assert_eq!(mine.and(theirs), Err(HolderError::AlreadyUsed));
+        assert_idle(&c);
+    });
+}
+
+/// A holder releases (handing its permit to the waiter) and then cancels the
+/// ticket, while the waiter polls it (and cancels it if still waiting): the
+/// ticket ends exactly once — granted to the poller, or cancelled by one of the
+/// two — and no permit or slot is left.
+#[test]
+fn a_ticket_is_granted_or_cancelled_never_both() {
+    loom::model(|| {
+        let c = cell();
+        let p = c.try_acquire(Priority::Normal).unwrap();
+        let Ok(Acquired::Queued(t)) = c.acquire_or_enqueue(Priority::Normal) else {
+            panic!("the second acquire must queue");
+        };
+        let c2 = Arc::clone(&c);
+        let holder = thread::spawn(move || {
+            c2.release(p).unwrap();
+            c2.cancel(t)
+        });
+        let (granted, mine) = match c.poll(t) {
+            Ok(Polled::Granted(permit)) => {
+                assert_eq!(c.release(permit), Ok(()), "a granted permit releases once");
+                (true, None)
+            }
+            Ok(Polled::Waiting) => (false, Some(c.cancel(t))),
+            Err(e) => {
+                assert_eq!(e, HolderError::UnknownTicket);
+                (false, None)
+            }
+        };
+        let theirs = holder.join().unwrap();
+        let ends = u32::from(granted)
+            + u32::from(theirs.is_ok())
+            + u32::from(mine.is_some_and(|m| m.is_ok()));
+        assert_eq!(
+            ends, 1,
+            "granted {granted}, holder's cancel {theirs:?}, waiter's cancel {mine:?}"
+        );
+        for r in [Some(theirs), mine].into_iter().flatten() {
+            assert!(matches!(
+                r,
+                Ok(Cancelled::Cancelled | Cancelled::PassedOn) | Err(HolderError::UnknownTicket)
+            ));
+        }
+        assert_idle(&c);
+    });
+}
+
+/// The owner's release racing a reclaim that believes the owner dead: exactly
+/// one frees the slot, and the core gives the permit back once.
+#[test]
+fn a_reclaim_and_a_release_free_a_holder_once() {
+    loom::model(|| {
+        let c = cell();
+        set_claiming_pid(DEAD);
+        let p = c.try_acquire(Priority::Normal).unwrap();
+        let c2 = Arc::clone(&c);
+        let sweeper = thread::spawn(move || c2.reclaim(|pid| pid != DEAD));
+        let released = c.release(p);
+        let (permits, tickets) = sweeper.join().unwrap();
+        assert_eq!(tickets, 0);
+        assert_eq!(
+            u64::from(released.is_ok()) + permits,
+            1,
+            "release {released:?}, reclaimed {permits}"
+        );
+        assert_idle(&c);
+    });
+}
+
+/// A dead waiter's ticket is reclaimed while a live holder's release hands it the
+/// permit: the permit is passed on (or never reaches it), nothing leaks.
+#[test]
+fn a_dead_waiter_is_reclaimed_while_a_release_grants_it() {
+    loom::model(|| {
+        let c = cell();
+        let p = c.try_acquire(Priority::Normal).unwrap();
+        set_claiming_pid(DEAD);
+        let Ok(Acquired::Queued(_)) = c.acquire_or_enqueue(Priority::Normal) else {
+            panic!("the second acquire must queue");
+        };
+        let c2 = Arc::clone(&c);
+        let sweeper = thread::spawn(move || c2.reclaim(|pid| pid != DEAD));
+        assert_eq!(c.release(p), Ok(()));
+        assert_eq!(sweeper.join().unwrap(), (0, 1));
+        assert_idle(&c);
+    });
+}
+
+/// A reclaim racing a new claim of a free slot never trusts the owner word the
+/// slot's previous holder (a dead process) left for the new claim.
+#[test]
+fn a_holder_reclaim_never_takes_a_claim_in_progress() {
+    loom::model(|| {
+        set_claiming_pid(DEAD);
+        let mut slot = MaybeUninit::uninit();
+        HolderTable::<1>::init(&mut slot, 0x5a17);
+        // SAFETY: init wrote every field.
+        let t = Arc::new(unsafe { slot.assume_init() });
+        let first = t.claim_held().unwrap();
+        t.release(first).unwrap();
+        set_claiming_pid(LIVE);
+        let t2 = Arc::clone(&t);
+        let sweeper = thread::spawn(move || t2.reclaim(|pid| pid != DEAD, || {}, |_| {}));
+        let second = t.claim_waiting(5).unwrap();
+        let reclaimed = sweeper.join().unwrap();
+        assert_eq!(
+            reclaimed,
+            (0, 0),
+            "took a live claim on the word of a dead holder"
+        );
+        assert_eq!(t.cancel(second, 5), Ok(()));
+    });
+}
