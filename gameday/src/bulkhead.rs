@@ -134,3 +134,126 @@ impl Bulkhead {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use seawall_core::{PriorityShares, Ratio};
+
+    use super::*;
+
+    const MS: u64 = 1_000_000;
+
+    fn one_permit(max_wait_ms: u64) -> Bulkhead {
+        let config = SemaphoreConfig {
+            max_concurrent: 2,
+            max_queue: 4,
+            shares: PriorityShares {
+                low: Ratio::from_percent(50),
+                ..PriorityShares::ALL_FULL
+            },
+        };
+        Bulkhead::new(config, max_wait_ms * MS).unwrap()
+    }
+
+    fn far() -> Deadline {
+        Deadline::new(10_000 * MS, now_ns())
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sheds_low_priority_and_hands_a_freed_permit_to_the_waiter() {
+        let b = Arc::new(one_permit(5_000));
+        let first = b.acquire(Priority::Low, &far()).await.unwrap();
+        // Low's limit is ⌊2 · 50 %⌋ = 1, below max_concurrent: shed at once.
+        assert_eq!(
+            b.acquire(Priority::Low, &far()).await.unwrap_err(),
+            Refused::Shed
+        );
+        let second = b.acquire(Priority::Critical, &far()).await.unwrap();
+        // Both permits held: critical waits in the queue.
+        let waiter = {
+            let b = Arc::clone(&b);
+            tokio::spawn(async move {
+                let p = b.acquire(Priority::Critical, &far()).await.map(drop);
+                (p, now_ns())
+            })
+        };
+        while b.snapshot().queued == 0 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        let released = now_ns();
+        drop(first);
+        let (got, at) = tokio::time::timeout(Duration::from_secs(5), waiter)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(got, Ok(()));
+        // Woken by the release, not by a poll interval: well under 1 s.
+        assert!(at - released < 1_000 * MS, "{} ms", (at - released) / MS);
+        drop(second);
+        assert_eq!(b.snapshot(), SemaphoreSnapshot::default());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_wait_ends_at_its_limit_or_the_deadline_and_leaves_the_queue() {
+        let b = one_permit(50);
+        let _a = b.acquire(Priority::Critical, &far()).await.unwrap();
+        let _c = b.acquire(Priority::Critical, &far()).await.unwrap();
+        // The wait limit (50 ms) ends this wait.
+        let t = now_ns();
+        assert_eq!(
+            b.acquire(Priority::High, &far()).await.unwrap_err(),
+            Refused::Timeout
+        );
+        let waited = now_ns() - t;
+        assert!(
+            (50 * MS..1_000 * MS).contains(&waited),
+            "{} ms",
+            waited / MS
+        );
+        // A deadline with 10 ms left ends it sooner than the limit.
+        let b = one_permit(5_000);
+        let _a = b.acquire(Priority::Critical, &far()).await.unwrap();
+        let _c = b.acquire(Priority::Critical, &far()).await.unwrap();
+        let t = now_ns();
+        let near = Deadline::new(10 * MS, t);
+        assert_eq!(
+            b.acquire(Priority::High, &near).await.unwrap_err(),
+            Refused::Timeout
+        );
+        assert!(now_ns() - t < 1_000 * MS);
+        assert_eq!(b.snapshot().queued, 0);
+        // A request dropped while it waits leaves the queue too.
+        let d = far();
+        let pending = b.acquire(Priority::Critical, &d);
+        assert!(
+            tokio::time::timeout(Duration::from_millis(20), pending)
+                .await
+                .is_err()
+        );
+        assert_eq!(
+            b.snapshot(),
+            SemaphoreSnapshot {
+                active: 2,
+                queued: 0
+            }
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn full_when_the_queue_is_full() {
+        let config = SemaphoreConfig {
+            max_concurrent: 1,
+            max_queue: 0,
+            shares: PriorityShares::ALL_FULL,
+        };
+        let b = Bulkhead::new(config, 100 * MS).unwrap();
+        let _a = b.acquire(Priority::Normal, &far()).await.unwrap();
+        assert_eq!(
+            b.acquire(Priority::Critical, &far()).await.unwrap_err(),
+            Refused::Full
+        );
+    }
+}

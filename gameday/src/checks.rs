@@ -333,3 +333,235 @@ fn unprotected_degrades(r: &Report) -> Check {
         },
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::phases::{Faults, PHASES};
+    use crate::report::{BreakerPhase, CallsReport, Pair, PhaseReport, Report};
+    use crate::settings::Settings;
+    use crate::stats::{BudgetCheck, ServiceStats, percent};
+
+    /// Stats of `requests` answered `fresh` + `stale`, with p99 `p99_ms`.
+    fn stats(requests: u64, fresh: u64, stale: u64, p99_ms: f64) -> ServiceStats {
+        ServiceStats {
+            requests,
+            served: fresh + stale,
+            fresh,
+            stale,
+            success_pct: percent(fresh + stale, requests),
+            degraded_pct: percent(stale, requests),
+            fresh_pct: percent(fresh, requests),
+            p50_ms: Some(p99_ms / 2.0),
+            p99_ms: Some(p99_ms),
+            ..ServiceStats::default()
+        }
+    }
+
+    fn phase(i: usize, unprotected: ServiceStats, protected: ServiceStats) -> PhaseReport {
+        PhaseReport {
+            number: i + 1,
+            name: PHASES[i].name,
+            faults: Faults::default(),
+            start_s: i as f64 * 15.0,
+            end_s: (i + 1) as f64 * 15.0,
+            services: Pair {
+                unprotected,
+                protected,
+            },
+            breaker: BreakerPhase {
+                transitions: 0,
+                states_seen: vec!["closed"],
+                not_closed_pct: 0.0,
+                state_at_end: "closed",
+            },
+            retry_budget: BudgetCheck {
+                retries: 0,
+                deposits: 1000,
+                bound: 290.0,
+            },
+        }
+    }
+
+    /// A run in which every expectation holds, by hand: deadline 1000 ms + 50 ms.
+    fn passing() -> Report {
+        let mut phases = vec![
+            phase(0, stats(1000, 1000, 0, 5.0), stats(1000, 995, 0, 5.0)),
+            phase(1, stats(1000, 1000, 0, 105.0), stats(1000, 1000, 0, 105.0)),
+            // +2000 ms: unprotected answers all, but late.
+            phase(
+                2,
+                stats(1000, 1000, 0, 2005.0),
+                stats(1000, 100, 900, 1000.7),
+            ),
+            phase(3, stats(1000, 500, 0, 4.0), stats(1000, 200, 800, 40.0)),
+            phase(4, stats(1000, 0, 0, 4.0), stats(1000, 0, 1000, 40.0)),
+            phase(5, stats(1000, 1000, 0, 4.0), stats(1000, 980, 20, 5.0)),
+        ];
+        phases[2].services.protected.attempt_timeouts = 120;
+        phases[2].breaker.transitions = 5;
+        phases[2].breaker.states_seen = vec!["closed", "open", "half_open"];
+        phases[3].breaker.transitions = 20;
+        phases[3].breaker.states_seen = vec!["open", "half_open", "closed"];
+        phases[3].retry_budget.retries = 150;
+        Report {
+            seed: 1,
+            rate_per_service: 80,
+            phase_secs: 15,
+            settings: Settings::GAMEDAY.report(),
+            p99_slack_ms: 50.0,
+            phases,
+            recovery_second_half: Pair {
+                unprotected: stats(500, 500, 0, 4.0),
+                protected: stats(1000, 990, 10, 5.0),
+            },
+            upstream_calls: CallsReport {
+                counted_by_upstream: crate::upstream::UpstreamCalls::default(),
+                reported_by_services: [0, 0],
+            },
+            breaker_timeline: Vec::new(),
+            checks: Vec::new(),
+            wall_secs: 90.0,
+        }
+    }
+
+    fn failures(r: &Report) -> Vec<&'static str> {
+        failed(&evaluate(r))
+    }
+
+    #[test]
+    fn a_good_run_passes_every_check() {
+        let checks = evaluate(&passing());
+        assert_eq!(checks.len(), 10);
+        assert!(failed(&checks).is_empty(), "{checks:#?}");
+        let names: Vec<_> = checks.iter().map(|c| c.name).collect();
+        let mut unique = names.clone();
+        unique.dedup();
+        assert_eq!(names, unique);
+    }
+
+    #[test]
+    fn baseline_must_be_healthy() {
+        let mut r = passing();
+        r.phases[0].services.protected = stats(1000, 990, 0, 5.0); // exactly 99 %
+        assert!(failures(&r).is_empty());
+        r.phases[0].services.protected = stats(1000, 989, 0, 5.0);
+        // 98.9 % fresh in the baseline; recovery (1.0 % not fresh) is still within
+        // 1.1 % + 2 pp of it.
+        assert_eq!(failures(&r), ["baseline-healthy"]);
+    }
+
+    #[test]
+    fn timeouts_must_fire_in_the_slow_phase() {
+        let mut r = passing();
+        r.phases[SLOW].services.protected.attempt_timeouts = 0;
+        assert_eq!(failures(&r), ["timeouts-fired"]);
+    }
+
+    #[test]
+    fn breaker_must_open_under_errors() {
+        let mut r = passing();
+        // Still open from the +2000 ms phase, no new transition: that counts.
+        r.phases[HALF_ERRORS].breaker.transitions = 0;
+        r.phases[HALF_ERRORS].breaker.states_seen = vec!["open"];
+        assert!(failures(&r).is_empty());
+        r.phases[HALF_ERRORS].breaker.states_seen = vec!["closed"];
+        assert_eq!(failures(&r), ["breaker-opened-under-errors"]);
+    }
+
+    #[test]
+    fn breaker_must_close_in_recovery() {
+        let mut r = passing();
+        r.phases[RECOVERY].breaker.state_at_end = "half_open";
+        assert_eq!(failures(&r), ["breaker-closed-in-recovery"]);
+    }
+
+    #[test]
+    fn recovery_must_come_back_to_the_baseline() {
+        let mut r = passing();
+        // Baseline protected: 0.5 % not fresh; late recovery 2.5 % is exactly 0.5 + 2.
+        r.recovery_second_half.protected = stats(1000, 975, 25, 5.0);
+        assert!(failures(&r).is_empty());
+        r.recovery_second_half.protected = stats(1000, 974, 26, 5.0);
+        assert_eq!(failures(&r), ["recovery-back-to-baseline"]);
+        // The unprotected side too: baseline 0 %, 2.2 % not fresh late.
+        let mut r = passing();
+        r.recovery_second_half.unprotected = stats(500, 489, 0, 4.0);
+        assert_eq!(failures(&r), ["recovery-back-to-baseline"]);
+        // No requests at all in the second half is no evidence.
+        let mut r = passing();
+        r.recovery_second_half.protected = ServiceStats::default();
+        assert_eq!(failures(&r), ["recovery-back-to-baseline"]);
+    }
+
+    #[test]
+    fn protected_p99_must_stay_within_deadline_plus_slack() {
+        let mut r = passing();
+        r.phases[SLOW].services.protected.p99_ms = Some(1050.0);
+        assert!(failures(&r).is_empty());
+        r.phases[SLOW].services.protected.p99_ms = Some(1050.1);
+        let checks = evaluate(&r);
+        assert_eq!(failed(&checks), ["protected-p99-within-deadline"]);
+        let c = checks.iter().find(|c| !c.passed).unwrap();
+        assert!(c.detail.contains("phase 3 p99 1050.1 ms"), "{}", c.detail);
+    }
+
+    #[test]
+    fn retries_must_stay_within_the_budget() {
+        let mut r = passing();
+        r.phases[HALF_ERRORS].retry_budget.retries = 290; // = bound
+        assert!(failures(&r).is_empty());
+        r.phases[HALF_ERRORS].retry_budget.retries = 291;
+        assert_eq!(failures(&r), ["retries-within-budget"]);
+    }
+
+    #[test]
+    fn protected_must_serve_more_than_95_percent_in_outages() {
+        let mut r = passing();
+        r.phases[HALF_ERRORS].services.protected = stats(1000, 150, 801, 40.0); // 95.1 %
+        assert!(failures(&r).is_empty());
+        r.phases[HALF_ERRORS].services.protected = stats(1000, 150, 800, 40.0); // 95.0 %
+        assert_eq!(failures(&r), ["protected-served-in-outage"]);
+    }
+
+    #[test]
+    fn fallback_must_serve_stale_in_the_total_outage() {
+        let mut r = passing();
+        // Everything answered, but only 95.0 % from the stale cache.
+        r.phases[ALL_ERRORS].services.protected = stats(1000, 50, 950, 40.0);
+        assert_eq!(failures(&r), ["fallback-serves-stale"]);
+    }
+
+    #[test]
+    fn the_unprotected_service_must_be_hurt() {
+        let mut r = passing();
+        // 100 % answered with p99 exactly at the deadline: not hurt.
+        r.phases[SLOW].services.unprotected = stats(1000, 1000, 0, 1000.0);
+        assert_eq!(failures(&r), ["unprotected-degrades"]);
+        let mut r = passing();
+        r.phases[HALF_ERRORS].services.unprotected = stats(1000, 950, 0, 4.0); // 95.0 %: hurt
+        assert!(failures(&r).is_empty());
+        r.phases[HALF_ERRORS].services.unprotected = stats(1000, 951, 0, 4.0);
+        assert_eq!(failures(&r), ["unprotected-degrades"]);
+    }
+
+    #[test]
+    fn missing_phases_fail_the_checks_that_need_them() {
+        let mut r = passing();
+        r.phases.truncate(5);
+        let f = failures(&r);
+        for name in [
+            "breaker-closed-in-recovery",
+            "protected-p99-within-deadline",
+            "retries-within-budget",
+        ] {
+            assert!(f.contains(&name), "{f:?}");
+        }
+        let checks = evaluate(&r);
+        let c = checks
+            .iter()
+            .find(|c| c.name == "breaker-closed-in-recovery")
+            .unwrap();
+        assert_eq!(c.detail, "phase 6 is missing from the report");
+    }
+}

@@ -363,3 +363,132 @@ pub fn table(r: &Report) -> String {
     );
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::service::{Source, Via};
+
+    const S: u64 = 1_000_000_000;
+
+    fn sample(service: Service, phase: usize, at_ms: u64, fresh: bool) -> Sample {
+        let sent_ns = at_ms * 1_000_000;
+        Sample {
+            service,
+            phase,
+            sent_ns,
+            latency_ns: 2_000_000,
+            status: 200,
+            source: Some(if fresh {
+                Source::Primary
+            } else {
+                Source::StaleCache
+            }),
+            calls: 1,
+            timeouts: 0,
+            via: Some(Via::Primary),
+            arrival_ns: Some(sent_ns),
+        }
+    }
+
+    /// Six 10 s phases starting at 5 s on the clock.
+    fn run(samples: Vec<Sample>, breaker: Vec<(u64, State)>) -> RunData {
+        RunData {
+            seed: 3,
+            rate: 1,
+            phase_secs: 10,
+            settings: Settings::GAMEDAY,
+            phases: (0..6)
+                .map(|i| PhaseSpan {
+                    start_ns: 5 * S + i * 10 * S,
+                    end_ns: 5 * S + (i + 1) * 10 * S,
+                    breaker_transitions: i,
+                })
+                .collect(),
+            samples,
+            breaker,
+            upstream_calls: UpstreamCalls::default(),
+            wall_secs: 61.04,
+        }
+    }
+
+    #[test]
+    fn breaker_per_phase_from_the_samples() {
+        let b = vec![
+            (5 * S, State::Closed),
+            (36 * S, State::Open), // phase 4 is [35, 45)
+            (38 * S, State::HalfOpen),
+            (39 * S, State::Open),
+            (44 * S, State::Closed),
+            (45 * S, State::Open),   // phase 5
+            (64 * S, State::Closed), // phase 6 is [55, 65)
+        ];
+        let r = build(&run(Vec::new(), b));
+        let p4 = &r.phases[3].breaker;
+        assert_eq!(p4.states_seen, ["open", "half_open", "closed"]);
+        assert_eq!(p4.state_at_end, "closed");
+        // 4 samples in [35, 45), 3 not closed.
+        assert!((p4.not_closed_pct - 75.0).abs() < 1e-9);
+        assert_eq!(p4.transitions, 3);
+        assert_eq!(r.phases[4].breaker.state_at_end, "open");
+        assert_eq!(r.phases[5].breaker.state_at_end, "closed");
+        // No sample at all in phase 2: reported closed, nothing seen.
+        assert!(r.phases[1].breaker.states_seen.is_empty());
+        // The timeline keeps changes only, in seconds after the load started.
+        let t: Vec<(f64, &str)> = r
+            .breaker_timeline
+            .iter()
+            .map(|c| (c.t_s, c.state))
+            .collect();
+        assert_eq!(
+            t,
+            [
+                (0.0, "closed"),
+                (31.0, "open"),
+                (33.0, "half_open"),
+                (34.0, "open"),
+                (39.0, "closed"),
+                (40.0, "open"),
+                (59.0, "closed")
+            ]
+        );
+        assert!((r.wall_secs - 61.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn phases_and_the_second_half_of_recovery() {
+        let mut xs = Vec::new();
+        // Recovery is [55, 65) s; its second half starts at 60 s.
+        for (t, fresh) in [
+            (55_000, false),
+            (59_900, false),
+            (60_000, true),
+            (64_000, true),
+        ] {
+            xs.push(sample(Service::Protected, RECOVERY, t, fresh));
+            xs.push(sample(Service::Unprotected, RECOVERY, t, true));
+        }
+        xs.push(sample(Service::Protected, 0, 6_000, true));
+        let r = build(&run(xs, Vec::new()));
+        let rec = &r.phases[RECOVERY].services;
+        assert_eq!((rec.protected.requests, rec.protected.stale), (4, 2));
+        assert_eq!(rec.unprotected.requests, 4);
+        let late = &r.recovery_second_half;
+        assert_eq!((late.protected.requests, late.protected.fresh), (2, 2));
+        assert_eq!(late.unprotected.requests, 2);
+        assert_eq!(r.phases[0].services.protected.requests, 1);
+        assert_eq!(r.phases[0].services.unprotected.requests, 0);
+        assert_eq!(r.upstream_calls.reported_by_services, [4, 5]);
+        assert_eq!((r.phases[2].start_s, r.phases[2].end_s), (20.0, 30.0));
+        // The table has one row per phase and service.
+        let t = table(&r);
+        assert!(t.contains("6 recovery"));
+        for svc in ["protected", "unprotected"] {
+            // The service column is characters 18 ..= 28.
+            let rows = t
+                .lines()
+                .filter(|l| l.get(18..29).map(str::trim) == Some(svc));
+            assert_eq!(rows.count(), 6, "{svc}");
+        }
+    }
+}

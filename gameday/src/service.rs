@@ -140,6 +140,20 @@ impl Via {
         Self::ALL.into_iter().find(|v| v.name() == s)
     }
 
+    /// The request got past the bulkhead and the breaker into the retry layer, and
+    /// so made its deposit in the retry budget.
+    #[must_use]
+    pub const fn reached_retry(self) -> bool {
+        matches!(
+            self,
+            Self::Primary
+                | Self::NotFound
+                | Self::RetryMaxAttempts
+                | Self::RetryDeadline
+                | Self::RetryBudget
+        )
+    }
+
     /// A rejection by the bulkhead (shed, full, or waited too long).
     #[must_use]
     pub const fn is_bulkhead_rejection(self) -> bool {

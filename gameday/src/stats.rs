@@ -2,6 +2,7 @@
 //! it against values worked out by hand.
 
 use crate::load::Sample;
+use crate::service::Via;
 use serde::Serialize;
 
 /// The `p`-th percentile (`1 ..= 100`) of `sorted` (ascending), by the
@@ -93,8 +94,8 @@ impl ServiceStats {
             s.attempt_timeouts += u64::from(x.timeouts);
             if let Some(via) = x.via {
                 s.bulkhead_rejections += u64::from(via.is_bulkhead_rejection());
-                s.breaker_rejections += u64::from(via == crate::service::Via::BreakerOpen);
-                s.budget_denials += u64::from(via == crate::service::Via::RetryBudget);
+                s.breaker_rejections += u64::from(via == Via::BreakerOpen);
+                s.budget_denials += u64::from(via == Via::RetryBudget);
             }
             latencies.push(x.latency_ns);
         }
@@ -122,24 +123,33 @@ impl ServiceStats {
 ///
 /// `retries made in I ≤ min·(|I| + ttl) + p·(deposits made in [start(I) − ttl, end(I)))`
 ///
-/// (cover `I`'s buckets, from the last one back, with disjoint windows of 10
-/// buckets, each starting at a bucket that holds a retry: at most `|I|/ttl + 1` of
-/// them, and each holds at most `min·ttl + p·its deposits`, since a retry is only
-/// made while the live window's balance covers it).
+/// Proof: going back from `I`'s last bucket that holds a retry, take the live
+/// window (10 buckets) of that retry, then the last retry before that window, and
+/// so on. These windows are disjoint, lie within `[start(I) − ttl, end(I))`, hold
+/// every retry of `I`, and number at most `|I|/ttl + 1`; and each holds at most
+/// `min·ttl + p·its deposits` retries, since the budget withdraws a retry only
+/// while the balance of the live window covers it.
 ///
 /// A request arriving at the service at `t` deposits and retries within
-/// `[t, t + deadline]`. So for the requests that *arrived* in the phase `[a, b)`,
-/// their retries fall in `I = [a, b + deadline)`, and the deposits that can fund
-/// them came from requests that arrived in `[a − ttl − deadline, b + deadline)`.
+/// `[t, t + deadline]` (every wait of the pipeline is cut to the deadline). So the
+/// retries of the requests that *arrived* in the phase `[a, b)` fall in
+/// `I = [a, b + deadline)`, and the deposits that can fund them were made by
+/// requests that arrived in `[a − ttl − w − deadline, b + deadline)` and reached
+/// the retry layer (the bulkhead and the breaker let them through; their
+/// `x-seawall-via` says so). The extra bucket `w = ttl/10` covers a deposit whose
+/// clock reading lags the budget's newest one by a few µs: the budget files it in
+/// the newer bucket (DESIGN §0), one bucket later than its own reading.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct BudgetCheck {
     /// Retries of the protected requests that arrived in the phase (measured from
     /// the `x-upstream-calls` headers).
     pub retries: u64,
-    /// Requests that may have deposited in the funding interval (arrivals in
-    /// `[a − ttl − deadline, b + deadline)`, plus any whose arrival is unknown).
-    pub funding_requests: u64,
-    /// `min·(phase + deadline + ttl) + p·funding_requests`.
+    /// Requests that deposited in the funding interval: arrived in
+    /// `[a − ttl − ttl/10 − deadline, b + deadline)` and reached the retry layer. A request
+    /// without an answer (arrival and path unknown) is counted too, so the bound
+    /// stays an upper bound.
+    pub deposits: u64,
+    /// `min·(phase + deadline + ttl) + p·deposits`.
     pub bound: f64,
 }
 
@@ -165,26 +175,26 @@ pub fn budget_check(
     (min_per_sec, percent, ttl_ns): (u32, f64, u64),
 ) -> BudgetCheck {
     let in_phase = |t: u64| a <= t && t < b;
-    let funding_from = a.saturating_sub(ttl_ns + deadline_ns);
+    let funding_from = a.saturating_sub(ttl_ns + ttl_ns / 10 + deadline_ns);
     let funds = |t: u64| funding_from <= t && t < b + deadline_ns;
     let retries = samples
         .iter()
         .filter(|s| s.arrival_ns.is_some_and(in_phase))
         .map(|s| u64::from(s.calls.saturating_sub(1)))
         .sum();
-    let funding_requests = samples
+    let deposits = samples
         .iter()
-        .filter(|s| s.arrival_ns.is_none_or(funds))
+        .filter(|s| s.arrival_ns.is_none_or(funds) && s.via.is_none_or(Via::reached_retry))
         .count() as u64;
     BudgetCheck {
         retries,
-        funding_requests,
+        deposits,
         bound: budget_bound(
             min_per_sec,
             percent,
             ttl_ns,
             (b - a) + deadline_ns,
-            funding_requests,
+            deposits,
         ),
     }
 }
@@ -292,27 +302,33 @@ mod tests {
     }
 
     #[test]
-    fn budget_check_counts_by_arrival() {
+    fn budget_check_counts_by_arrival_and_path() {
         let s = 1_000_000_000;
-        let at = |arrival: Option<u64>, calls: u32| Sample {
+        let at = |arrival: Option<u64>, calls: u32, via: Option<Via>| Sample {
             arrival_ns: arrival,
+            via,
             ..sample(calls, Some(Source::Primary), Via::Primary, 1)
         };
+        let ok = Some(Via::Primary);
         // Phase [10 s, 20 s), deadline 1 s, ttl 2 s: retries count for arrivals in
-        // [10, 20); funding requests are arrivals in [7, 21) and unknown arrivals.
+        // [10, 20); deposits are arrivals in [6.8, 21) that reached the retry
+        // layer, and requests with no answer.
         let xs = [
-            at(Some(6 * s), 3),      // before the funding interval: nothing
-            at(Some(7 * s), 3),      // funds only
-            at(Some(10 * s), 3),     // 2 retries, funds
-            at(Some(20 * s - 1), 2), // 1 retry, funds
-            at(Some(20 * s), 3),     // next phase, funds (deposit by 21 s)
-            at(Some(21 * s), 3),     // too late to fund
-            at(None, 3),             // unknown: counted as funding, not as retries
+            at(Some(6_800_000_000 - 1), 3, ok), // just before the funding interval
+            at(Some(6_800_000_000), 3, ok),     // first instant of it: deposits only
+            at(Some(8 * s), 0, Some(Via::BreakerOpen)), // refused: no deposit
+            at(Some(9 * s), 0, Some(Via::BulkheadShed)), // refused: no deposit
+            at(Some(10 * s), 3, Some(Via::RetryBudget)), // 2 retries, deposits
+            at(Some(15 * s), 0, Some(Via::BreakerOpen)), // in phase, no deposit
+            at(Some(20 * s - 1), 2, ok),        // 1 retry, deposits
+            at(Some(20 * s), 3, ok),            // next phase, deposits by 21 s
+            at(Some(21 * s), 3, ok),            // too late to fund
+            at(None, 0, None),                  // no answer: counted as a deposit
         ];
         let refs: Vec<&Sample> = xs.iter().collect();
         let c = budget_check(&refs, (10 * s, 20 * s), s, (5, 0.2, 2 * s));
         assert_eq!(c.retries, 3);
-        assert_eq!(c.funding_requests, 5);
+        assert_eq!(c.deposits, 5);
         // 5 · (10 + 1 + 2) + 0.2 · 5 = 66.
         assert!(close(c.bound, 66.0));
     }
