@@ -12,7 +12,7 @@ step "format and lints"
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -q -- -D warnings
 
-step "unit, property, stress and example tests (seawall-core, conformance)"
+step "unit, property, stress and example tests (every crate but the benches)"
 cargo test --workspace --exclude seawall-benches --locked -q
 
 step "conformance scenarios (conformance/cases and ../shared/cases)"
@@ -37,6 +37,9 @@ build_embedded() { # target, features
 build_embedded thumbv7em-none-eabihf ""
 build_embedded thumbv6m-none-eabi critical-section
 build_embedded riscv32imc-unknown-none-elf single-core
+
+step "gameday --quick (release): the chaos experiment over loopback HTTP; every check must hold"
+cargo run -q --release --locked -p seawall-gameday -- --quick --out target/gameday-quick
 
 step "benchmarks compile"
 cargo check -q --locked -p seawall-benches --benches

@@ -16,9 +16,9 @@ use crate::stats::percentile;
 const UNPROTECTED: RGBColor = RGBColor(214, 39, 40);
 const PROTECTED: RGBColor = RGBColor(31, 119, 180);
 const PHASE_LINE: RGBColor = RGBColor(120, 120, 120);
-/// Latency axis (ms, log scale): from below a healthy call to past the
-/// unprotected service's 10 s client timeout.
-const LATENCY_RANGE_MS: (f64, f64) = (0.5, 20_000.0);
+/// Latency axis (ms, log scale): from an answer the breaker gives at once to past
+/// the unprotected service's 10 s client timeout.
+const LATENCY_RANGE_MS: (f64, f64) = (0.1, 20_000.0);
 /// Time bins per phase for the latency and answered-share lines.
 const BINS_PER_PHASE: u64 = 20;
 
@@ -132,12 +132,16 @@ fn latency_chart(
     deadline_ns: u64,
 ) -> Result<(), String> {
     let (lo, hi) = LATENCY_RANGE_MS;
+    // The caption is drawn by hand, so the phase names fit between it and the plot.
+    area.draw(&Text::new(
+        "latency seen by the client, per time bin (ms, log scale): p99 thick, p50 thin",
+        (82, 4),
+        ("sans-serif", 16).into_font().color(&BLACK),
+    ))
+    .map_err(err)?;
     let mut chart = ChartBuilder::on(area)
-        .caption(
-            "latency seen by the client, per time bin (ms, log scale): p99 thick, p50 thin",
-            ("sans-serif", 16),
-        )
         .margin(12)
+        .margin_top(48)
         .x_label_area_size(30)
         .y_label_area_size(70)
         .build_cartesian_2d(0f64..end_s, (lo..hi).log_scale())
@@ -149,6 +153,7 @@ fn latency_chart(
         .y_label_formatter(&|v| format!("{v}"))
         .draw()
         .map_err(err)?;
+    let (base_x, base_y) = area.get_base_pixel();
     for (i, &x) in phase_starts.iter().enumerate() {
         chart
             .draw_series(std::iter::once(PathElement::new(
@@ -156,14 +161,15 @@ fn latency_chart(
                 PHASE_LINE.stroke_width(1),
             )))
             .map_err(err)?;
+        // The phase's name just above the plot, right of its start line.
+        let (px, py) = chart.backend_coord(&(x, hi));
         let name = PHASES.get(i).map_or("", |p| p.name);
-        chart
-            .draw_series(std::iter::once(Text::new(
-                format!("{} {name}", i + 1),
-                (x + end_s / 300.0, hi * 0.7),
-                ("sans-serif", 13).into_font().color(&BLACK),
-            )))
-            .map_err(err)?;
+        area.draw(&Text::new(
+            format!("{} {name}", i + 1),
+            (px - base_x + 4, py - base_y - 20),
+            ("sans-serif", 14).into_font().color(&BLACK),
+        ))
+        .map_err(err)?;
     }
     let limit_ms = deadline_ns as f64 / 1e6;
     chart
@@ -199,8 +205,8 @@ fn latency_chart(
     }
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .margin(28)
+        .position(SeriesLabelPosition::UpperRight)
+        .margin(10)
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK.mix(0.5))
         .label_font(("sans-serif", 13))
@@ -228,6 +234,7 @@ fn served_chart(
         .configure_mesh()
         .x_desc("seconds")
         .y_desc("%")
+        .y_label_formatter(&|v| format!("{v:.0}"))
         .draw()
         .map_err(err)?;
     for &x in phase_starts {
