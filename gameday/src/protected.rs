@@ -111,8 +111,15 @@ impl Protected {
         deadline: &Deadline,
         trace: &mut Trace,
     ) -> Result<Inventory, Via> {
-        // Each original request deposits its share of a retry (Finagle).
-        self.budget.deposit(now_ns());
+        // Each original request deposits its share of a retry (Finagle), unless the
+        // deadline is already spent (no call will be made). So every deposit, like
+        // every retry, happens within the request's deadline: the report's budget
+        // bound relies on it.
+        let now = now_ns();
+        if deadline.expired(now) {
+            return Err(Via::RetryDeadline);
+        }
+        self.budget.deposit(now);
         let n = self.requests.fetch_add(1, Ordering::Relaxed);
         let mut rng = SplitMix64::new(mix64(self.seed ^ n));
         let mut attempt = 1;
