@@ -48,6 +48,12 @@ pub struct Finished {
     pub svg: PathBuf,
 }
 
+/// A progress line on stderr; a closed stderr is not worth a panic.
+fn progress(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
 /// Run the gameday for `args`: progress on stderr, the table and the checks on
 /// stdout, the files in `args.out`. An `Err` is a failure to run at all (a port,
 /// a file); failed checks are in the returned report.
@@ -59,18 +65,18 @@ pub fn execute(args: &cli::Args) -> Result<Finished, String> {
         rate: args.rate,
         phase_secs: args.phase_secs(),
     };
-    eprintln!(
+    progress(&format!(
         "seawall gameday: {} phases of {} s at {} requests/s to each service (seed {})",
         phases::PHASES.len(),
         plan.phase_secs,
         plan.rate,
         plan.seed
-    );
+    ));
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("starting the tokio runtime: {e}"))?;
-    let data = rt.block_on(run::run(plan, &mut |line| eprintln!("{line}")));
+    let data = rt.block_on(run::run(plan, &mut progress));
     // Whatever is left (nothing, normally) must not keep the process alive.
     rt.shutdown_timeout(Duration::from_secs(2));
     let data = data?;

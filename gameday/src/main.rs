@@ -2,6 +2,7 @@
 //! with 0 (every check held), 1 (naming each check that did not) or 2 (bad usage
 //! or a failure to run at all).
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -12,21 +13,21 @@ fn main() -> ExitCode {
     let done = match execute(&args) {
         Ok(done) => done,
         Err(e) => {
-            eprintln!("error: {e}");
+            let _ = writeln!(std::io::stderr(), "error: {e}");
             return ExitCode::from(2);
         }
     };
-    println!("{}", report::table(&done.report));
-    println!("checks:");
+    // Written with `writeln!` and its error ignored: a reader that went away
+    // (`| head`) must not turn into a panic; the exit status still tells.
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{}", report::table(&done.report));
+    let _ = writeln!(out, "checks:");
     for c in &done.report.checks {
-        println!(
-            "  {} {}: {}",
-            if c.passed { "PASS" } else { "FAIL" },
-            c.name,
-            c.detail
-        );
+        let verdict = if c.passed { "PASS" } else { "FAIL" };
+        let _ = writeln!(out, "  {verdict} {}: {}", c.name, c.detail);
     }
-    println!(
+    let _ = writeln!(
+        out,
         "\nwrote {} and {} ({:.1} s)",
         done.json.display(),
         done.svg.display(),
@@ -34,10 +35,12 @@ fn main() -> ExitCode {
     );
     let failed = checks::failed(&done.report.checks);
     if failed.is_empty() {
-        println!("all {} checks passed", done.report.checks.len());
+        let _ = writeln!(out, "all {} checks passed", done.report.checks.len());
         ExitCode::SUCCESS
     } else {
-        eprintln!(
+        let _ = out.flush();
+        let _ = writeln!(
+            std::io::stderr(),
             "gameday FAILED: check(s) did not hold: {}",
             failed.join(", ")
         );
