@@ -62,6 +62,8 @@ pub struct Sample {
     pub service: Service,
     /// Phase in which it was sent.
     pub phase: usize,
+    /// Its priority (`x-priority`).
+    pub priority: Priority,
     /// When it was sent (ns of the experiment clock).
     pub sent_ns: u64,
     /// Until the whole response was read, or the request failed (ns).
@@ -167,6 +169,7 @@ pub async fn send(
     let mut s = Sample {
         service,
         phase,
+        priority,
         sent_ns,
         latency_ns,
         status: 0,

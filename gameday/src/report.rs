@@ -351,10 +351,26 @@ pub fn table(r: &Report) -> String {
             );
         }
     }
+    let shed: Vec<String> = r
+        .phases
+        .iter()
+        .filter(|p| p.services.protected.bulkhead_rejections > 0)
+        .map(|p| {
+            let [c, h, n, l] = p.services.protected.bulkhead_rejections_by_priority;
+            format!("phase {}: {c}/{h}/{n}/{l}", p.number)
+        })
+        .collect();
+    if !shed.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nbulkhead rejections by priority (critical/high/normal/low): {}",
+            shed.join(", ")
+        );
+    }
     let c = &r.upstream_calls;
     let _ = writeln!(
         out,
-        "\nupstream calls: counted by the upstream {} unprotected / {} protected; \
+        "upstream calls: counted by the upstream {} unprotected / {} protected; \
          reported by the services {} / {}",
         c.counted_by_upstream.unprotected,
         c.counted_by_upstream.protected,
@@ -376,6 +392,7 @@ mod tests {
         Sample {
             service,
             phase,
+            priority: seawall_core::Priority::Normal,
             sent_ns,
             latency_ns: 2_000_000,
             status: 200,

@@ -71,6 +71,8 @@ pub struct ServiceStats {
     pub attempt_timeouts: u64,
     /// Refused by the bulkhead (shed, full, or waited too long).
     pub bulkhead_rejections: u64,
+    /// Of those, by priority: critical, high, normal, low.
+    pub bulkhead_rejections_by_priority: [u64; 4],
     /// Refused by the circuit breaker.
     pub breaker_rejections: u64,
     /// Gave up because the retry budget refused a retry.
@@ -93,7 +95,9 @@ impl ServiceStats {
             s.retries += u64::from(x.calls.saturating_sub(1));
             s.attempt_timeouts += u64::from(x.timeouts);
             if let Some(via) = x.via {
-                s.bulkhead_rejections += u64::from(via.is_bulkhead_rejection());
+                let refused = u64::from(via.is_bulkhead_rejection());
+                s.bulkhead_rejections += refused;
+                s.bulkhead_rejections_by_priority[x.priority as usize] += refused;
                 s.breaker_rejections += u64::from(via == Via::BreakerOpen);
                 s.budget_denials += u64::from(via == Via::RetryBudget);
             }
@@ -204,6 +208,7 @@ mod tests {
     use super::*;
     use crate::load::Service;
     use crate::service::{Source, Via};
+    use seawall_core::Priority;
 
     #[test]
     fn nearest_rank_percentiles_worked_by_hand() {
@@ -246,6 +251,7 @@ mod tests {
         Sample {
             service: Service::Protected,
             phase: 0,
+            priority: Priority::Low,
             sent_ns: 0,
             latency_ns: latency_ms * 1_000_000,
             status: if source.is_some() { 200 } else { 503 },
