@@ -98,6 +98,9 @@ impl Protected {
         match result {
             // A 404 is an answer: the dependency works.
             Ok(_) | Err(Via::NotFound) => permit.success(end - start, end),
+            // No call was made (the deadline was spent before the first attempt):
+            // nothing is known about the dependency.
+            Err(_) if trace.calls == 0 => permit.ignore(),
             Err(_) => permit.failure(end - start, end),
         }
         result
@@ -158,6 +161,8 @@ impl Protected {
                     return Err(match why {
                         GiveUp::Deadline => Via::RetryDeadline,
                         GiveUp::BudgetExhausted => Via::RetryBudget,
+                        // `Throttled` comes only from a retry-throttle gate, which
+                        // this pipeline does not use.
                         GiveUp::MaxAttempts | GiveUp::Throttled => Via::RetryMaxAttempts,
                     });
                 }
