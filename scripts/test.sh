@@ -12,7 +12,7 @@ step "format and lints"
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -q -- -D warnings
 
-step "unit, property, stress and example tests (seawall-core, conformance)"
+step "unit, property, stress and example tests (every crate but the benches)"
 cargo test --workspace --exclude seawall-benches --locked -q
 
 step "conformance scenarios (conformance/cases and ../shared/cases)"
@@ -87,6 +87,9 @@ case $rc in
   3) skipped+=("Node package tests: node/npm or their npm dependencies not installed") ;;
   *) exit "$rc" ;;
 esac
+
+step "gameday --quick (release): the chaos experiment over loopback HTTP; every check must hold"
+cargo run -q --release --locked -p seawall-gameday -- --quick --out target/gameday-quick
 
 step "benchmarks compile"
 cargo check -q --locked -p seawall-benches --benches

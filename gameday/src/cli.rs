@@ -1,0 +1,91 @@
+//! Command-line flags. Every value is range-checked by clap, so a bad flag is a
+//! clear usage error (exit status 2), never a panic.
+
+use std::path::PathBuf;
+
+use clap::Parser;
+
+/// Seconds per phase by default: six phases of 15 s run in 90 s.
+pub const DEFAULT_PHASE_SECS: u32 = 15;
+/// Seconds per phase with `--quick` (for CI): six phases of 5 s run in 30 s.
+pub const QUICK_PHASE_SECS: u32 = 5;
+
+/// The seawall gameday: a chaos experiment over loopback HTTP.
+///
+/// Starts an upstream with fault injection and the same product-details service
+/// twice (unprotected, and protected by seawall's full pipeline), drives both with
+/// the same open-loop load through six phases (baseline, +100 ms, +2000 ms, 50 %
+/// errors, 100 % errors, recovery), prints a table, writes `gameday-report.json`
+/// and `gameday.svg`, and exits with status 1 naming every expectation that did not
+/// hold (2 for a usage or I/O error).
+#[derive(Parser, Debug, Clone, PartialEq, Eq)]
+#[command(name = "seawall-gameday", version)]
+pub struct Args {
+    /// Short phases (5 s each, 30 s in all) for CI; `--phase-secs` overrides.
+    #[arg(long)]
+    pub quick: bool,
+
+    /// Seed of every random choice: request ids and priorities, the upstream's
+    /// latency and injected errors, retry jitter.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+
+    /// Requests per second sent to each service (open loop), 1 to 200.
+    #[arg(long, default_value_t = 80, value_parser = clap::value_parser!(u32).range(1..=200))]
+    pub rate: u32,
+
+    /// Seconds per phase, 1 to 60 [default: 15, or 5 with --quick].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=60))]
+    pub phase_secs: Option<u32>,
+
+    /// Directory for gameday-report.json and gameday.svg (created if missing).
+    #[arg(long, default_value = "gameday-out")]
+    pub out: PathBuf,
+}
+
+impl Args {
+    /// Seconds per phase after `--quick` and `--phase-secs` are applied.
+    #[must_use]
+    pub fn phase_secs(&self) -> u32 {
+        self.phase_secs.unwrap_or(if self.quick {
+            QUICK_PHASE_SECS
+        } else {
+            DEFAULT_PHASE_SECS
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Args, clap::Error> {
+        Args::try_parse_from(std::iter::once("seawall-gameday").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn defaults_and_quick() {
+        let a = parse(&[]).unwrap();
+        assert_eq!((a.rate, a.seed, a.phase_secs()), (80, 42, 15));
+        assert_eq!(a.out, PathBuf::from("gameday-out"));
+        assert_eq!(parse(&["--quick"]).unwrap().phase_secs(), 5);
+        let a = parse(&["--quick", "--phase-secs", "7", "--rate", "200"]).unwrap();
+        assert_eq!((a.phase_secs(), a.rate), (7, 200));
+    }
+
+    #[test]
+    fn out_of_range_values_are_usage_errors() {
+        for bad in [
+            &["--rate", "0"][..],
+            &["--rate", "201"],
+            &["--rate", "fast"],
+            &["--phase-secs", "0"],
+            &["--phase-secs", "61"],
+            &["--seed", "-1"],
+            &["--bogus"],
+        ] {
+            let e = parse(bad).unwrap_err();
+            assert_eq!(e.exit_code(), 2, "{bad:?}");
+        }
+    }
+}

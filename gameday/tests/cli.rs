@@ -1,0 +1,97 @@
+//! The binary as a user runs it: a failed expectation makes the exit status 1 and
+//! names the check; bad flags and an unusable output directory exit with 2.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn gameday(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_seawall-gameday"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn out_dir(name: &str) -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+#[test]
+fn a_failed_expectation_exits_1_and_names_the_check() {
+    // At 5 requests/s the breaker's 2 s window never holds its minimum of 20 calls,
+    // so it cannot open in the 50 % errors phase: that expectation must fail.
+    let dir = out_dir("gameday-slow-rate");
+    let o = gameday(&[
+        "--rate",
+        "5",
+        "--phase-secs",
+        "1",
+        "--seed",
+        "3",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "stdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    assert!(
+        stdout.contains("FAIL breaker-opened-under-errors"),
+        "{stdout}"
+    );
+    assert!(stderr.contains("gameday FAILED"), "{stderr}");
+    assert!(stderr.contains("breaker-opened-under-errors"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    // The table and both files are there all the same.
+    assert!(stdout.contains("6 recovery"), "{stdout}");
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("gameday-report.json")).unwrap()).unwrap();
+    let check = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "breaker-opened-under-errors")
+        .unwrap();
+    assert_eq!(check["passed"], false);
+    assert_eq!(report["phases"].as_array().unwrap().len(), 6);
+    // 5 requests/s for 1 s per phase, to each service.
+    assert_eq!(report["phases"][0]["services"]["protected"]["requests"], 5);
+    let svg = std::fs::read_to_string(dir.join("gameday.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("circuit breaker state"));
+}
+
+#[test]
+fn bad_flags_are_usage_errors() {
+    for (args, mentions) in [
+        (&["--rate", "0"][..], "--rate"),
+        (&["--phase-secs", "100"], "--phase-secs"),
+        (&["--seed", "x"], "--seed"),
+        (&["--frobnicate"], "--frobnicate"),
+    ] {
+        let o = gameday(args);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(mentions), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}
+
+#[test]
+fn an_unusable_output_directory_exits_2() {
+    let dir = out_dir("gameday-out-is-a-file");
+    std::fs::create_dir_all(dir.parent().unwrap()).unwrap();
+    std::fs::write(&dir, "not a directory").unwrap();
+    let o = gameday(&["--quick", "--out", dir.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("error: creating the output directory"),
+        "{stderr}"
+    );
+}
