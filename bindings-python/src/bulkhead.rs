@@ -15,6 +15,15 @@
 //! A waiter that times out or is cancelled calls `cancel`: if a permit reached it
 //! in the same instant, the core passes it on to the next waiter (who is then
 //! woken here) or back to the pool, so no permit is ever lost.
+//!
+//! A bulkhead shared by every process of the host (`shared="name"`) is the
+//! semaphore region of seawall-ffi (`seawall_ffi::semaphore::Semaphore`): its
+//! permits and tickets are single-use ids in a holder table that records the
+//! owning process, so `reclaim_abandoned` can give back what a killed worker held.
+//! A release in another process cannot wake anyone here, so waiters of a shared
+//! bulkhead re-poll their own ticket every few milliseconds instead of being
+//! woken; only the waiter polls its ticket, because a poll that finds it granted
+//! takes the permit (the permit's id is the ticket's).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
@@ -24,8 +33,13 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use seawall_core::{
     CancelOutcome, Priority, PriorityShares, RawAdmission, RejectReason, Semaphore,
-    SemaphoreConfig, Ticket, TicketState,
+    SemaphoreConfig, SemaphoreRejected, SemaphoreSnapshot, Ticket, TicketState,
 };
+use seawall_ffi::semaphore::{
+    AcquireError, Acquired, Permit as SharedPermit, Polled, SEMAPHORE_MAX_CONCURRENT,
+    Semaphore as SharedSemaphore, Ticket as SharedTicket,
+};
+use seawall_ffi::shared::{OpenOptions, RegionError};
 
 use crate::errors;
 use crate::time::{count, ns_to_secs, percent, secs_to_ns};
@@ -33,21 +47,142 @@ use crate::time::{count, ns_to_secs, percent, secs_to_ns};
 /// Ring slots of a bulkhead's wait queue: the most waiters `max_queue` may allow.
 pub const QUEUE_CAPACITY: usize = 1024;
 
+/// Most permits of a shared bulkhead (its holder table has a slot for each).
+pub const SHARED_MAX_CONCURRENT: usize = SEMAPHORE_MAX_CONCURRENT;
+
+/// How often a waiter of a shared bulkhead looks at its ticket: a grant made by
+/// another process wakes nobody here.
+const SHARED_POLL: Duration = Duration::from_millis(2);
+
 /// How long a blocked thread sleeps at most before it looks at Python signals
 /// (so Ctrl-C interrupts a wait) and at its ticket again.
 const SIGNAL_CHECK: Duration = Duration::from_millis(50);
 
-/// Where the semaphore lives. Only in this process for now; a shared one (a
-/// `SharedRegion` of the semaphore, from seawall-ffi) is one more variant here.
+/// Where the semaphore lives: the core semaphore in this process, or the
+/// semaphore region shared by every process of the host.
+///
+/// Permits and tickets are `u64` ids: a local permit needs none (0) and a local
+/// ticket is the core's; a shared permit or ticket is its holder-table id, and a
+/// granted ticket becomes the permit with the same id.
 enum Store {
     Local(Box<Semaphore<QUEUE_CAPACITY>>),
+    Shared(SharedSemaphore),
 }
 
-impl core::ops::Deref for Store {
-    type Target = Semaphore<QUEUE_CAPACITY>;
-    fn deref(&self) -> &Self::Target {
+/// Why an acquire got neither a permit nor a ticket.
+enum Refused {
+    Rejected(SemaphoreRejected),
+    /// A shared bulkhead's holder table had no free slot (see
+    /// `seawall_ffi::semaphore::AcquireError::PermitsExhausted`); nothing is held.
+    Exhausted,
+}
+
+/// Where a ticket stands, as its owner sees it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Look {
+    Waiting,
+    /// Granted: the owner holds the permit now (for a shared bulkhead this look
+    /// took it, so it is reported once).
+    Granted,
+    /// Not in the queue: cancelled, or (shared) taken by a reclaim that believed
+    /// this process dead. Nothing is held.
+    Gone,
+}
+
+impl Store {
+    fn acquire(&self, p: Priority, wait: bool) -> Result<Got, Refused> {
         match self {
-            Self::Local(s) => s,
+            Self::Local(s) => match s.acquire_raw(p, wait) {
+                Ok(RawAdmission::Admitted) => Ok(Got::Admitted(0)),
+                Ok(RawAdmission::Queued(t)) => Ok(Got::Queued(u64::from(t.id))),
+                Err(r) => Err(Refused::Rejected(r)),
+            },
+            Self::Shared(s) => {
+                let got = if wait {
+                    s.acquire_or_enqueue(p)
+                } else {
+                    s.try_acquire(p).map(Acquired::Admitted)
+                };
+                match got {
+                    Ok(Acquired::Admitted(permit)) => Ok(Got::Admitted(permit.id)),
+                    Ok(Acquired::Queued(t)) => Ok(Got::Queued(t.id)),
+                    Err(AcquireError::Rejected(r)) => Err(Refused::Rejected(r)),
+                    Err(AcquireError::PermitsExhausted) => Err(Refused::Exhausted),
+                }
+            }
+        }
+    }
+
+    /// Give permit `id` back; `true` if a local waiter may have been handed it.
+    fn release(&self, id: u64) -> bool {
+        match self {
+            Self::Local(s) => s.release(),
+            Self::Shared(s) => {
+                // An error means a reclaim already gave this permit back (it
+                // believed this process dead): there is nothing left to return.
+                let _ = s.release(SharedPermit { id });
+                false
+            }
+        }
+    }
+
+    fn look(&self, t: u64) -> Look {
+        match self {
+            Self::Local(s) => {
+                let Ok(id) = u32::try_from(t) else {
+                    return Look::Gone;
+                };
+                match s.poll(Ticket { id }) {
+                    TicketState::Waiting => Look::Waiting,
+                    TicketState::Granted => Look::Granted,
+                    TicketState::Cancelled | TicketState::Unknown => Look::Gone,
+                }
+            }
+            Self::Shared(s) => match s.poll(SharedTicket { id: t }) {
+                Ok(Polled::Waiting) => Look::Waiting,
+                Ok(Polled::Granted(_)) => Look::Granted,
+                Err(_) => Look::Gone,
+            },
+        }
+    }
+
+    /// Ticket `t` leaves the queue; a permit granted to it meanwhile is passed on.
+    /// `true` if a local waiter may have been handed it.
+    fn cancel(&self, t: u64) -> bool {
+        match self {
+            Self::Local(s) => {
+                u32::try_from(t).is_ok_and(|id| s.cancel(Ticket { id }) == CancelOutcome::PassedOn)
+            }
+            Self::Shared(s) => {
+                if s.cancel(SharedTicket { id: t }).is_err() {
+                    // Not waiting any more: a look of its owner took the grant (the
+                    // permit has the ticket's id and goes back now), or a reclaim
+                    // took it (then this release finds nothing either).
+                    let _ = s.release(SharedPermit { id: t });
+                }
+                false
+            }
+        }
+    }
+
+    fn snapshot(&self) -> SemaphoreSnapshot {
+        match self {
+            Self::Local(s) => s.snapshot(),
+            Self::Shared(s) => s.snapshot(),
+        }
+    }
+
+    fn config(&self) -> SemaphoreConfig {
+        match self {
+            Self::Local(s) => *s.config(),
+            Self::Shared(s) => s.config(),
+        }
+    }
+
+    fn limit(&self, p: Priority) -> u32 {
+        match self {
+            Self::Local(s) => s.limit(p),
+            Self::Shared(s) => s.limit(p),
         }
     }
 }
@@ -87,7 +222,7 @@ enum Wake {
 }
 
 struct Sleeper {
-    ticket: u32,
+    ticket: u64,
     wake: Wake,
 }
 
@@ -107,9 +242,9 @@ pub struct SemCore {
     sleepers: Mutex<Vec<Sleeper>>,
     name: Option<String>,
     counters: Counters,
-    /// Test hook: never wake sleepers, so waiting relies on re-polling alone (the
-    /// mode a bulkhead shared with other processes needs, whose releases cannot
-    /// wake this process).
+    /// Never wake sleepers, so waiting relies on re-polling alone: always for a
+    /// shared bulkhead (whose grants are taken by the polling waiter itself), and
+    /// a test hook for a local one.
     poll_only: bool,
     /// How often a waiter re-polls its ticket: `None` while every release that
     /// can grant it happens in this process (and wakes it).
@@ -135,23 +270,31 @@ fn priority(py: Python<'_>, p: &str) -> PyResult<Priority> {
 
 /// What an acquire that may wait got.
 pub enum Got {
-    /// A permit is held.
-    Admitted,
+    /// A permit is held: its id (0 for a local bulkhead).
+    Admitted(u64),
     /// Waiting with this ticket.
-    Queued(Ticket),
+    Queued(u64),
 }
 
 impl SemCore {
     /// Take a permit now, or (if `wait` and there is room) a ticket; a refusal is
     /// `BulkheadFullError`.
     pub fn enter(&self, py: Python<'_>, p: Priority, wait: bool) -> PyResult<Got> {
-        match self.sem.acquire_raw(p, wait) {
-            Ok(RawAdmission::Admitted) => {
+        match self.sem.acquire(p, wait) {
+            Ok(Got::Admitted(id)) => {
                 self.counters.admitted.fetch_add(1, Ordering::Relaxed);
-                Ok(Got::Admitted)
+                Ok(Got::Admitted(id))
             }
-            Ok(RawAdmission::Queued(t)) => Ok(Got::Queued(t)),
-            Err(r) => {
+            Ok(queued) => Ok(queued),
+            Err(Refused::Exhausted) => Err(errors::seawall(
+                py,
+                &format!(
+                    "shared bulkhead {:?}: no free slot in its holder table of {} (only scans racing many others can miss one); nothing is held, try again",
+                    self.name.as_deref().unwrap_or(""),
+                    seawall_ffi::semaphore::SEMAPHORE_HOLDER_SLOTS
+                ),
+            )),
+            Err(Refused::Rejected(r)) => {
                 let reason = match r.reason {
                     RejectReason::Shed => {
                         self.counters.shed.fetch_add(1, Ordering::Relaxed);
@@ -173,34 +316,63 @@ impl SemCore {
         }
     }
 
-    /// Give a permit back and wake whoever it was handed to.
-    pub fn release(&self, py: Python<'_>) {
-        if self.sem.release() {
+    /// Give permit `id` back and wake whoever it was handed to.
+    pub fn release(&self, py: Python<'_>, id: u64) {
+        if self.sem.release(id) {
             self.wake_granted(py);
         }
     }
 
-    /// A waiter gives up: leave the queue (a permit granted in the same instant
-    /// goes on to the next waiter, who is woken) and forget its registration.
-    pub fn abandon(&self, py: Python<'_>, t: Ticket) {
-        self.unregister(t.id);
-        if self.sem.cancel(t) == CancelOutcome::PassedOn {
+    /// A waiter gives up: leave the queue (a permit granted in the same instant,
+    /// or already taken by its own look, goes on to the next waiter, who is
+    /// woken) and forget its registration. Never called for a ticket whose
+    /// permit was handed to a `BulkheadPermit`.
+    pub fn abandon(&self, py: Python<'_>, t: u64) {
+        self.unregister(t);
+        if self.sem.cancel(t) {
             self.wake_granted(py);
         }
     }
 
-    fn granted(&self, t: Ticket) -> bool {
-        self.sem.poll(t) == TicketState::Granted
+    /// Whether ticket `t` is granted, without taking anything (local bulkheads:
+    /// the waker's check; the waiter then looks for itself).
+    fn granted(&self, t: u64) -> bool {
+        self.sem.look(t) == Look::Granted
     }
 
-    fn register(&self, ticket: u32, wake: Wake) {
+    /// The owner of ticket `t` looks at it: `true` once granted (it then holds
+    /// the permit with the ticket's id), an error if the ticket is gone.
+    fn look(&self, py: Python<'_>, t: u64) -> PyResult<bool> {
+        match self.sem.look(t) {
+            Look::Waiting => Ok(false),
+            Look::Granted => Ok(true),
+            Look::Gone => {
+                self.unregister(t);
+                Err(self.ticket_lost(py))
+            }
+        }
+    }
+
+    fn ticket_lost(&self, py: Python<'_>) -> PyErr {
+        errors::seawall(
+            py,
+            &format!(
+                "{}: this waiter's ticket left the queue without it (a reclaim_abandoned() in another process believed this one dead); nothing is held",
+                self.name
+                    .as_deref()
+                    .map_or_else(|| "bulkhead".to_owned(), |n| format!("bulkhead {n:?}"))
+            ),
+        )
+    }
+
+    fn register(&self, ticket: u64, wake: Wake) {
         self.sleepers
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .push(Sleeper { ticket, wake });
     }
 
-    fn unregister(&self, ticket: u32) {
+    fn unregister(&self, ticket: u64) {
         self.sleepers
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -220,7 +392,7 @@ impl SemCore {
             let mut ready = Vec::new();
             let mut i = 0;
             while i < list.len() {
-                if self.granted(Ticket { id: list[i].ticket }) {
+                if self.granted(list[i].ticket) {
                     ready.push(list.swap_remove(i));
                 } else {
                     i += 1;
@@ -239,7 +411,7 @@ impl SemCore {
                         });
                     if woke.is_err() {
                         // Its loop is gone: nobody will take this permit, so pass it on.
-                        self.abandon(py, Ticket { id: s.ticket });
+                        self.abandon(py, s.ticket);
                     }
                 }
             }
@@ -250,13 +422,15 @@ impl SemCore {
     /// passes (`BulkheadFullError`, reason `timeout`) or a Python signal handler
     /// raises (e.g. `KeyboardInterrupt`): in every case but the grant the ticket
     /// is cancelled, so no permit is held or lost.
-    pub fn wait(&self, py: Python<'_>, t: Ticket, timeout: Option<Duration>) -> PyResult<()> {
+    pub fn wait(&self, py: Python<'_>, t: u64, timeout: Option<Duration>) -> PyResult<()> {
         let deadline = timeout.and_then(|d| Instant::now().checked_add(d));
         let parker = Arc::new(Parker::default());
-        self.register(t.id, Wake::Thread(Arc::clone(&parker)));
+        if !self.poll_only {
+            self.register(t, Wake::Thread(Arc::clone(&parker)));
+        }
         loop {
-            if self.granted(t) {
-                self.unregister(t.id);
+            if self.look(py, t)? {
+                self.unregister(t);
                 self.counters.admitted.fetch_add(1, Ordering::Relaxed);
                 return Ok(());
             }
@@ -284,16 +458,17 @@ impl SemCore {
         errors::bulkhead_full(py, self.name.as_deref(), "timeout", s.active, s.queued)
     }
 
-    /// Acquire for a blocking caller: now, or wait up to `timeout`.
+    /// Acquire for a blocking caller: now, or wait up to `timeout`. Returns the
+    /// permit's id, to give to [`release`](Self::release).
     pub fn acquire_blocking(
         &self,
         py: Python<'_>,
         p: Priority,
         timeout: Option<Duration>,
-    ) -> PyResult<()> {
+    ) -> PyResult<u64> {
         match self.enter(py, p, true)? {
-            Got::Admitted => Ok(()),
-            Got::Queued(t) => self.wait(py, t, timeout),
+            Got::Admitted(id) => Ok(id),
+            Got::Queued(t) => self.wait(py, t, timeout).map(|()| t),
         }
     }
 }
@@ -308,6 +483,29 @@ fn opt_timeout(py: Python<'_>, field: &str, t: Option<f64>) -> PyResult<Option<D
     Ok(t.map(|s| secs_to_ns(py, field, s))
         .transpose()?
         .map(Duration::from_nanos))
+}
+
+fn region_error(py: Python<'_>, name: &str, config: &SemaphoreConfig, e: RegionError) -> PyErr {
+    match e {
+        RegionError::Config(c) => errors::from_config(py, c),
+        e @ RegionError::ConfigMismatch { .. } => {
+            let s = config.shares;
+            let pct = |r: seawall_core::Ratio| r.ppm() as f64 / 10_000.0;
+            errors::shared_region(
+                py,
+                &format!(
+                    "shared bulkhead {name:?}: {e}; every process must give the same max_concurrent, max_queue and shares (this one: max_concurrent={}, max_queue={}, shares critical/high/normal/low = {}/{}/{}/{} %)",
+                    config.max_concurrent,
+                    config.max_queue,
+                    pct(s.critical),
+                    pct(s.high),
+                    pct(s.normal),
+                    pct(s.low),
+                ),
+            )
+        }
+        other => errors::shared_region(py, &format!("shared bulkhead {name:?}: {other}")),
+    }
 }
 
 #[pymethods]
@@ -342,30 +540,44 @@ impl Bulkhead {
                 low: percent(py, "shares", l)?,
             },
         };
+        // A shared bulkhead's holder table has a slot for every permit.
+        let most = if shared.is_some() {
+            SHARED_MAX_CONCURRENT as u32
+        } else {
+            u32::MAX
+        };
         let config = SemaphoreConfig {
-            max_concurrent: count(py, "max_concurrent", max_concurrent, 1, u32::MAX)?,
+            max_concurrent: count(py, "max_concurrent", max_concurrent, 1, most)?,
             max_queue: count(py, "max_queue", max_queue, 0, QUEUE_CAPACITY as u32)?,
             shares,
         };
-        if let Some(region) = shared {
-            // The shared semaphore region is not in seawall-ffi yet; refuse loudly
-            // rather than hand out a bulkhead that other processes cannot see.
-            return Err(errors::seawall(
-                py,
-                &format!(
-                    "Bulkhead(shared={region:?}): bulkheads shared between processes need the shared semaphore region of seawall-ffi, which this build does not have yet"
-                ),
-            ));
+        let mut poll_interval = opt_timeout(py, "_poll_interval", _poll_interval)?;
+        let sem = match shared {
+            Some(region) => {
+                // Attaching may wait for another process that is creating the region.
+                let opened = py.detach(|| {
+                    SharedSemaphore::open_shared(&region, &config, &OpenOptions::default())
+                });
+                poll_interval = poll_interval.or(Some(SHARED_POLL));
+                Store::Shared(opened.map_err(|e| region_error(py, &region, &config, e))?)
+            }
+            None => Store::Local(Box::new(
+                Semaphore::new(config).map_err(|e| errors::from_config(py, e))?,
+            )),
+        };
+        let poll_only = _poll_only || matches!(sem, Store::Shared(_));
+        if poll_only {
+            // With no wake-ups, waiters must look again on their own.
+            poll_interval = poll_interval.or(Some(SHARED_POLL));
         }
-        let sem = Semaphore::new(config).map_err(|e| errors::from_config(py, e))?;
         Ok(Self {
             core: Arc::new(SemCore {
-                sem: Store::Local(Box::new(sem)),
+                sem,
                 sleepers: Mutex::new(Vec::new()),
                 name,
                 counters: Counters::default(),
-                poll_only: _poll_only,
-                poll_interval: opt_timeout(py, "_poll_interval", _poll_interval)?,
+                poll_only,
+                poll_interval,
             }),
         })
     }
@@ -381,8 +593,8 @@ impl Bulkhead {
     ) -> PyResult<BulkheadPermit> {
         let p = self::priority(py, priority)?;
         let timeout = opt_timeout(py, "timeout", timeout)?;
-        self.core.acquire_blocking(py, p, timeout)?;
-        Ok(BulkheadPermit::new(&self.core))
+        let id = self.core.acquire_blocking(py, p, timeout)?;
+        Ok(BulkheadPermit::new(&self.core, id))
     }
 
     /// Take a permit now or raise `BulkheadFullError`; never waits.
@@ -390,7 +602,7 @@ impl Bulkhead {
     fn try_acquire(&self, py: Python<'_>, priority: &str) -> PyResult<BulkheadPermit> {
         let p = self::priority(py, priority)?;
         match self.core.enter(py, p, false)? {
-            Got::Admitted => Ok(BulkheadPermit::new(&self.core)),
+            Got::Admitted(id) => Ok(BulkheadPermit::new(&self.core, id)),
             Got::Queued(t) => {
                 // `wait = false` never queues; give it back if it ever did.
                 self.core.abandon(py, t);
@@ -412,21 +624,22 @@ impl Bulkhead {
     fn enqueue(&self, py: Python<'_>, priority: &str) -> PyResult<Py<PyAny>> {
         let p = self::priority(py, priority)?;
         Ok(match self.core.enter(py, p, true)? {
-            Got::Admitted => Py::new(py, BulkheadPermit::new(&self.core))?.into_any(),
+            Got::Admitted(id) => Py::new(py, BulkheadPermit::new(&self.core, id))?.into_any(),
             Got::Queued(t) => Py::new(
                 py,
                 BulkheadTicket {
                     core: Arc::clone(&self.core),
                     ticket: t,
-                    done: AtomicBool::new(false),
+                    state: Mutex::new(Held::Waiting),
                 },
             )?
             .into_any(),
         })
     }
 
-    /// For `acquire_async`: `None` when admitted now, else a ticket id whose
-    /// grant resolves `future` on `event_loop` (registered here).
+    /// For `acquire_async`: a `BulkheadPermit` when admitted now, else the id of
+    /// a ticket whose grant resolves `future` on `event_loop` (registered here;
+    /// with polling, the caller looks with `is_granted` instead).
     #[pyo3(signature = (priority, event_loop, future))]
     fn enter_async(
         &self,
@@ -434,44 +647,43 @@ impl Bulkhead {
         priority: &str,
         event_loop: Py<PyAny>,
         future: Py<PyAny>,
-    ) -> PyResult<Option<u32>> {
+    ) -> PyResult<Py<PyAny>> {
         let p = self::priority(py, priority)?;
         match self.core.enter(py, p, true)? {
-            Got::Admitted => Ok(None),
+            Got::Admitted(id) => Ok(Py::new(py, BulkheadPermit::new(&self.core, id))?.into_any()),
             Got::Queued(t) => {
-                self.core
-                    .register(t.id, Wake::Future { event_loop, future });
-                // A release between the enqueue and the registration found no one
-                // to wake: look once more.
-                self.core.wake_granted(py);
-                Ok(Some(t.id))
+                if !self.core.poll_only {
+                    self.core.register(t, Wake::Future { event_loop, future });
+                    // A release between the enqueue and the registration found no
+                    // one to wake: look once more.
+                    self.core.wake_granted(py);
+                }
+                Ok(t.into_pyobject(py)?.into_any().unbind())
             }
         }
     }
 
-    /// Whether ticket `ticket` has been granted (it then holds a permit).
-    fn is_granted(&self, ticket: u32) -> bool {
-        self.core.granted(Ticket { id: ticket })
+    /// Whether ticket `ticket` has been granted. `True` once: the caller then
+    /// holds the permit and must `adopt` it (for a shared bulkhead this look took
+    /// it). Raises `SeawallError` if the ticket is gone (reclaimed).
+    fn is_granted(&self, py: Python<'_>, ticket: u64) -> PyResult<bool> {
+        self.core.look(py, ticket)
     }
 
-    /// An async waiter's grant arrived: it holds a permit now.
-    fn took(&self, ticket: u32) {
+    /// The permit object for granted ticket `ticket` (after `acquire_async`).
+    fn adopt(&self, ticket: u64) -> BulkheadPermit {
         self.core.unregister(ticket);
         self.core.counters.admitted.fetch_add(1, Ordering::Relaxed);
+        BulkheadPermit::new(&self.core, ticket)
     }
 
     /// An async waiter gives up (cancelled, or `timed_out`): leave the queue; a
     /// permit granted meanwhile is passed on. With `timed_out`, returns the
     /// `BulkheadFullError` to raise.
     #[pyo3(signature = (ticket, timed_out=false))]
-    fn abandon(&self, py: Python<'_>, ticket: u32, timed_out: bool) -> Option<Py<PyAny>> {
-        self.core.abandon(py, Ticket { id: ticket });
+    fn abandon(&self, py: Python<'_>, ticket: u64, timed_out: bool) -> Option<Py<PyAny>> {
+        self.core.abandon(py, ticket);
         timed_out.then(|| self.core.timed_out(py).into_value(py).into_any())
-    }
-
-    /// A permit object for a permit already held (after `acquire_async`).
-    fn adopt(&self) -> BulkheadPermit {
-        BulkheadPermit::new(&self.core)
     }
 
     #[getter]
@@ -499,6 +711,22 @@ impl Bulkhead {
         self.core.name.as_deref()
     }
 
+    /// Whether the bulkhead lives in a region shared by the host's processes.
+    #[getter]
+    fn shared(&self) -> bool {
+        matches!(self.core.sem, Store::Shared(_))
+    }
+
+    /// Whether this process created the shared region (always true for a local
+    /// bulkhead).
+    #[getter]
+    fn created(&self) -> bool {
+        match &self.core.sem {
+            Store::Shared(s) => s.created(),
+            Store::Local(_) => true,
+        }
+    }
+
     /// Seconds between re-polls of a waiting ticket (`None`: woken on release).
     #[getter]
     fn poll_interval(&self) -> Option<f64> {
@@ -513,16 +741,49 @@ impl Bulkhead {
         Ok(self.core.sem.limit(self::priority(py, priority)?))
     }
 
+    /// Give back the permits and cancel the tickets of processes that no longer
+    /// exist (a worker killed while it held a permit or waited):
+    /// `(permits, tickets)`. `(0, 0)` for a local bulkhead. Scans the holder
+    /// table; a reclaimed permit goes to the oldest waiter, or to the pool.
+    fn reclaim_abandoned(&self, py: Python<'_>) -> (u64, u64) {
+        match &self.core.sem {
+            Store::Shared(s) => py.detach(|| s.reclaim_abandoned()),
+            Store::Local(_) => (0, 0),
+        }
+    }
+
+    /// Remove the shared bulkhead region `name` (a missing one is fine).
+    #[staticmethod]
+    fn unlink_shared(py: Python<'_>, name: &str) -> PyResult<()> {
+        SharedSemaphore::unlink_shared(name)
+            .map_err(|e| errors::shared_region(py, &format!("shared bulkhead {name:?}: {e}")))
+    }
+
     /// Occupancy and counters (dict).
     fn metrics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
-        let s = self.core.sem.snapshot();
+        let (s, outstanding) = match &self.core.sem {
+            Store::Local(l) => (l.snapshot(), None),
+            Store::Shared(sh) => {
+                let f = sh.full_snapshot();
+                (
+                    SemaphoreSnapshot {
+                        active: f.active,
+                        queued: f.queued,
+                    },
+                    Some((f.permits_outstanding, f.tickets_outstanding)),
+                )
+            }
+        };
         let c = &self.core.counters;
         let d = pyo3::types::PyDict::new(py);
         d.set_item("name", self.core.name.as_deref())?;
+        d.set_item("shared", outstanding.is_some())?;
         d.set_item("active", s.active)?;
         d.set_item("queued", s.queued)?;
         d.set_item("max_concurrent", self.core.sem.config().max_concurrent)?;
         d.set_item("max_queue", self.core.sem.config().max_queue)?;
+        d.set_item("permits_outstanding", outstanding.map(|o| o.0))?;
+        d.set_item("tickets_outstanding", outstanding.map(|o| o.1))?;
         d.set_item("admitted", c.admitted.load(Ordering::Relaxed))?;
         d.set_item("rejected_shed", c.shed.load(Ordering::Relaxed))?;
         d.set_item("rejected_full", c.full.load(Ordering::Relaxed))?;
@@ -541,13 +802,16 @@ pub fn parse_priority(py: Python<'_>, p: &str) -> PyResult<Priority> {
 #[pyclass(frozen, module = "seawall._native", name = "BulkheadPermit")]
 pub struct BulkheadPermit {
     core: Arc<SemCore>,
+    /// The permit's id (0 for a local bulkhead).
+    id: u64,
     released: AtomicBool,
 }
 
 impl BulkheadPermit {
-    fn new(core: &Arc<SemCore>) -> Self {
+    fn new(core: &Arc<SemCore>, id: u64) -> Self {
         Self {
             core: Arc::clone(core),
+            id,
             released: AtomicBool::new(false),
         }
     }
@@ -560,7 +824,7 @@ impl BulkheadPermit {
         if self.released.swap(true, Ordering::AcqRel) {
             return Err(errors::permit_used(py, "bulkhead"));
         }
-        self.core.release(py);
+        self.core.release(py, self.id);
         Ok(())
     }
 
@@ -576,7 +840,7 @@ impl BulkheadPermit {
     #[pyo3(signature = (*_exc))]
     fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, pyo3::types::PyTuple>) -> bool {
         if !self.released.swap(true, Ordering::AcqRel) {
-            self.core.release(py);
+            self.core.release(py, self.id);
         }
         false
     }
@@ -585,9 +849,23 @@ impl BulkheadPermit {
 impl Drop for BulkheadPermit {
     fn drop(&mut self) {
         if !self.released.swap(true, Ordering::AcqRel) {
-            Python::attach(|py| self.core.release(py));
+            Python::attach(|py| self.core.release(py, self.id));
         }
     }
+}
+
+/// Where a ticket object stands.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Held {
+    /// In the queue, as far as this object knows.
+    Waiting,
+    /// Granted, and (for a shared bulkhead) taken by this object's look: its
+    /// permit is held here until `take` or `cancel`.
+    Granted,
+    /// Taken or cancelled through this object.
+    Done,
+    /// Found out of the queue (cancelled elsewhere, or reclaimed): nothing held.
+    Gone,
 }
 
 /// A place in a bulkhead's queue (from `Bulkhead.enqueue`): poll it, take its
@@ -596,59 +874,87 @@ impl Drop for BulkheadPermit {
 #[pyclass(frozen, module = "seawall._native", name = "BulkheadTicket")]
 pub struct BulkheadTicket {
     core: Arc<SemCore>,
-    ticket: Ticket,
-    done: AtomicBool,
+    ticket: u64,
+    /// Looks are serialised: a look at a shared ticket that finds it granted takes
+    /// the permit, so two threads must not both look.
+    state: Mutex<Held>,
+}
+
+impl BulkheadTicket {
+    /// Look at the ticket if it is still waiting; where it stands now (the lock
+    /// held, for `take`).
+    fn refresh(&self) -> std::sync::MutexGuard<'_, Held> {
+        let mut st = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if *st == Held::Waiting {
+            *st = match self.core.sem.look(self.ticket) {
+                Look::Waiting => Held::Waiting,
+                Look::Granted => Held::Granted,
+                Look::Gone => Held::Gone,
+            };
+        }
+        st
+    }
+
+    /// Mark done; `true` if the ticket was still ours to give up (waiting, or
+    /// granted and not taken).
+    fn finish(&self) -> bool {
+        let mut st = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let ours = matches!(*st, Held::Waiting | Held::Granted);
+        if ours {
+            *st = Held::Done;
+        }
+        ours
+    }
 }
 
 #[pymethods]
 impl BulkheadTicket {
-    /// `waiting`, `granted`, `cancelled`, or `done` once taken or cancelled
-    /// through this object.
+    /// `waiting`, `granted`, `cancelled` (out of the queue without this object:
+    /// e.g. reclaimed), or `done` once taken or cancelled through this object.
     #[getter]
     fn state(&self) -> &'static str {
-        if self.done.load(Ordering::Acquire) {
-            return "done";
-        }
-        match self.core.sem.poll(self.ticket) {
-            TicketState::Waiting => "waiting",
-            TicketState::Granted => "granted",
-            TicketState::Cancelled | TicketState::Unknown => "cancelled",
+        match *self.refresh() {
+            Held::Waiting => "waiting",
+            Held::Granted => "granted",
+            Held::Gone => "cancelled",
+            Held::Done => "done",
         }
     }
 
-    /// Whether a release has handed this ticket its permit.
+    /// Whether a release has handed this ticket its permit (and it is not taken).
     fn granted(&self) -> bool {
-        !self.done.load(Ordering::Acquire) && self.core.granted(self.ticket)
+        *self.refresh() == Held::Granted
     }
 
     /// The permit, once granted (else `None`). Works once.
-    fn take(&self, py: Python<'_>) -> PyResult<Option<BulkheadPermit>> {
-        if !self.granted() {
-            return Ok(None);
+    fn take(&self) -> Option<BulkheadPermit> {
+        let mut st = self.refresh();
+        if *st != Held::Granted {
+            return None;
         }
-        if self.done.swap(true, Ordering::AcqRel) {
-            return Err(errors::permit_used(py, "bulkhead ticket"));
-        }
+        *st = Held::Done;
+        drop(st);
         self.core.counters.admitted.fetch_add(1, Ordering::Relaxed);
-        Ok(Some(BulkheadPermit::new(&self.core)))
+        Some(BulkheadPermit::new(&self.core, self.ticket))
     }
 
-    /// Leave the queue (a permit granted in the same instant is passed on).
+    /// Leave the queue (a permit granted in the same instant, or granted and not
+    /// taken, is passed on).
     fn cancel(&self, py: Python<'_>) {
-        if !self.done.swap(true, Ordering::AcqRel) {
+        if self.finish() {
             self.core.abandon(py, self.ticket);
         }
     }
 
     #[getter]
-    fn id(&self) -> u32 {
-        self.ticket.id
+    fn id(&self) -> u64 {
+        self.ticket
     }
 }
 
 impl Drop for BulkheadTicket {
     fn drop(&mut self) {
-        if !self.done.swap(true, Ordering::AcqRel) {
+        if self.finish() {
             Python::attach(|py| self.core.abandon(py, self.ticket));
         }
     }

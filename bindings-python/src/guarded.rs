@@ -87,11 +87,12 @@ impl Guarded {
 struct Release<'a, 'py> {
     core: &'a SemCore,
     py: Python<'py>,
+    permit: u64,
 }
 
 impl Drop for Release<'_, '_> {
     fn drop(&mut self) {
-        self.core.release(self.py);
+        self.core.release(self.py, self.permit);
     }
 }
 
@@ -156,8 +157,12 @@ impl Guarded {
     ) -> PyResult<Py<PyAny>> {
         match &self.bulkhead {
             Some(b) => {
-                b.core.acquire_blocking(py, b.priority, b.timeout)?;
-                let _release = Release { core: &b.core, py };
+                let permit = b.core.acquire_blocking(py, b.priority, b.timeout)?;
+                let _release = Release {
+                    core: &b.core,
+                    py,
+                    permit,
+                };
                 self.run_breaker(py, args, kwargs)
             }
             None => self.run_breaker(py, args, kwargs),

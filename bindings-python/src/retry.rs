@@ -13,52 +13,38 @@ use seawall_core::{
     RetryConfig, RetryDecision, RetryGate, RetryPolicy as CorePolicy, RetryThrottleConfig,
     SplitMix64, mix64,
 };
+use seawall_ffi::shared::{OpenOptions, RegionError};
 
 use crate::errors;
 use crate::time::{Clock, count, factor, ns_to_secs, secs_to_ns};
 
-/// Where a budget lives. Only in this process for now; a shared one (a
-/// `SharedRegion` of the budget, from seawall-ffi) is one more variant here.
-enum BudgetStore {
-    Local(Box<seawall_core::RetryBudget>),
-}
+/// A budget or throttle (`seawall_ffi::handle::Handle` of the core type) in
+/// this process, or in a region shared by every process of the host; either way
+/// it derefs to the core structure.
+type BudgetStore = seawall_ffi::retry::RetryBudget;
+type ThrottleStore = seawall_ffi::retry::RetryThrottle;
 
-impl core::ops::Deref for BudgetStore {
-    type Target = seawall_core::RetryBudget;
-    fn deref(&self) -> &Self::Target {
-        match self {
-            Self::Local(b) => b,
-        }
-    }
-}
-
-/// Where a throttle lives (see [`BudgetStore`]).
-enum ThrottleStore {
-    Local(seawall_core::RetryThrottle),
-}
-
-impl core::ops::Deref for ThrottleStore {
-    type Target = seawall_core::RetryThrottle;
-    fn deref(&self) -> &Self::Target {
-        match self {
-            Self::Local(t) => t,
-        }
-    }
-}
-
-fn not_shared_yet(py: Python<'_>, what: &str, region: &str) -> PyErr {
-    errors::seawall(
-        py,
-        &format!(
-            "{what}(shared={region:?}): sharing it between processes needs its shared region in seawall-ffi, which this build does not have yet"
+/// A region error as a Python exception: a bad value is `SeawallConfigError`
+/// naming the field; another configuration names the fields every process must
+/// agree on; the rest is `SharedRegionError`.
+fn region_error(py: Python<'_>, what: &str, name: &str, agree: &str, e: RegionError) -> PyErr {
+    match e {
+        RegionError::Config(c) => errors::from_config(py, c),
+        e @ RegionError::ConfigMismatch { .. } => errors::shared_region(
+            py,
+            &format!("shared {what} {name:?}: {e}; every process must give the same {agree}"),
         ),
-    )
+        other => errors::shared_region(py, &format!("shared {what} {name:?}: {other}")),
+    }
 }
 
 /// `seawall.RetryBudget`: Finagle's retry budget. Each request deposits
 /// `percent_can_retry` % of a retry, each retry withdraws one, plus a reserve of
 /// `min_retries_per_sec · ttl`; everything expires after `ttl` seconds (10
-/// buckets). Check-and-withdraw is one atomic step.
+/// buckets). Check-and-withdraw is one atomic step. With `shared="name"` it lives
+/// in `/dev/shm/seawall-retry-budget-<name>`, one budget for every process of
+/// the host that opens that name with the same configuration (their clocks must
+/// agree: the default, `CLOCK_MONOTONIC`, is the host's).
 #[pyclass(frozen, module = "seawall._native", name = "RetryBudget")]
 pub struct RetryBudget {
     budget: BudgetStore,
@@ -99,16 +85,48 @@ impl RetryBudget {
             )?,
             percent_can_retry: crate::time::ppm_of_percent(percent_can_retry),
         };
-        if let Some(region) = shared {
-            return Err(not_shared_yet(py, "RetryBudget", &region));
-        }
-        let budget =
-            seawall_core::RetryBudget::new(config).map_err(|e| errors::from_config(py, e))?;
+        let budget = match &shared {
+            Some(region) => {
+                // Attaching may wait for another process that is creating the region.
+                let opened = py
+                    .detach(|| BudgetStore::open_shared(region, &config, &OpenOptions::default()));
+                opened.map_err(|e| {
+                    region_error(
+                        py,
+                        "retry budget",
+                        region,
+                        "ttl, min_retries_per_sec and percent_can_retry",
+                        e,
+                    )
+                })?
+            }
+            None => BudgetStore::new(&config).map_err(|e| errors::from_config(py, e))?,
+        };
         Ok(Self {
-            budget: BudgetStore::Local(Box::new(budget)),
+            budget,
             clock: Clock::new(clock),
-            name,
+            name: name.or(shared),
         })
+    }
+
+    /// Whether the budget lives in a region shared by the host's processes.
+    #[getter]
+    fn shared(&self) -> bool {
+        self.budget.is_shared()
+    }
+
+    /// Whether this process created the shared region (always true for a local
+    /// budget).
+    #[getter]
+    fn created(&self) -> bool {
+        self.budget.created()
+    }
+
+    /// Remove the shared retry budget region `name` (a missing one is fine).
+    #[staticmethod]
+    fn unlink_shared(py: Python<'_>, name: &str) -> PyResult<()> {
+        BudgetStore::unlink_shared(name)
+            .map_err(|e| errors::shared_region(py, &format!("shared retry budget {name:?}: {e}")))
     }
 
     /// An original request starts: deposit `percent_can_retry` % of a retry.
@@ -152,7 +170,9 @@ impl RetryBudget {
 /// `seawall.RetryThrottle`: gRPC retry throttling (proposal A6). Tokens start at
 /// `max_tokens` (0 < max ≤ 1000); a failure takes one, a success adds
 /// `token_ratio` (truncated to 3 decimals); a retry is allowed while more than
-/// half the tokens are left.
+/// half the tokens are left. With `shared="name"` it lives in
+/// `/dev/shm/seawall-retry-throttle-<name>`, one throttle for every process of
+/// the host that opens that name with the same configuration.
 #[pyclass(frozen, module = "seawall._native", name = "RetryThrottle")]
 pub struct RetryThrottle {
     throttle: ThrottleStore,
@@ -192,14 +212,48 @@ impl RetryThrottle {
             max_milli_tokens: milli(py, "max_tokens", max_tokens, 1000.0)?,
             token_ratio_milli: milli(py, "token_ratio", token_ratio, f64::from(u32::MAX) / 1000.0)?,
         };
-        if let Some(region) = shared {
-            return Err(not_shared_yet(py, "RetryThrottle", &region));
-        }
-        let t = seawall_core::RetryThrottle::new(config).map_err(|e| errors::from_config(py, e))?;
+        let throttle = match &shared {
+            Some(region) => {
+                // Attaching may wait for another process that is creating the region.
+                let opened = py.detach(|| {
+                    ThrottleStore::open_shared(region, &config, &OpenOptions::default())
+                });
+                opened.map_err(|e| {
+                    region_error(
+                        py,
+                        "retry throttle",
+                        region,
+                        "max_tokens and token_ratio",
+                        e,
+                    )
+                })?
+            }
+            None => ThrottleStore::new(&config).map_err(|e| errors::from_config(py, e))?,
+        };
         Ok(Self {
-            throttle: ThrottleStore::Local(t),
-            name,
+            throttle,
+            name: name.or(shared),
         })
+    }
+
+    /// Whether the throttle lives in a region shared by the host's processes.
+    #[getter]
+    fn shared(&self) -> bool {
+        self.throttle.is_shared()
+    }
+
+    /// Whether this process created the shared region (always true for a local
+    /// throttle).
+    #[getter]
+    fn created(&self) -> bool {
+        self.throttle.created()
+    }
+
+    /// Remove the shared retry throttle region `name` (a missing one is fine).
+    #[staticmethod]
+    fn unlink_shared(py: Python<'_>, name: &str) -> PyResult<()> {
+        ThrottleStore::unlink_shared(name)
+            .map_err(|e| errors::shared_region(py, &format!("shared retry throttle {name:?}: {e}")))
     }
 
     /// A call failed: take a token; `True` if its retry is allowed.

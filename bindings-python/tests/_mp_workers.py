@@ -56,3 +56,123 @@ def worker(name, barrier, results):
             seen=seen,
         )
     )
+
+
+# -- shared bulkhead -----------------------------------------------------------
+
+BULKHEAD = dict(max_concurrent=2, max_queue=8, queue_timeout=30.0)
+
+
+class InUse:
+    """Callers inside the bulkhead right now, counted across processes (a
+    `multiprocessing.Value` under its lock), and the most at once."""
+
+    def __init__(self, now, peak):
+        self.now, self.peak = now, peak
+
+    def __enter__(self):
+        with self.now.get_lock():
+            self.now.value += 1
+            self.peak.value = max(self.peak.value, self.now.value)
+
+    def __exit__(self, *exc):
+        with self.now.get_lock():
+            self.now.value -= 1
+
+
+def bulkhead_hammer(name, mode, rounds, barrier, now, peak, results):
+    """Two callers of this process (threads, or asyncio tasks) each take a permit
+    `rounds` times and hold it 5 ms, in one of the package's forms."""
+    import asyncio
+    import threading
+
+    bh = seawall.Bulkhead(shared=name, **BULKHEAD)
+    inside = InUse(now, peak)
+
+    def hold():
+        with inside:
+            time.sleep(0.005)
+
+    @bh
+    def decorated():
+        hold()
+
+    def with_permit():
+        with bh.acquire():
+            hold()
+
+    async def with_async():
+        async with bh:
+            with inside:
+                await asyncio.sleep(0.005)
+
+    barrier.wait()
+    if mode in ("threads", "decorator"):
+        call = decorated if mode == "decorator" else with_permit
+        threads = [threading.Thread(target=lambda: [call() for _ in range(rounds)]) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    else:
+
+        async def caller():
+            for _ in range(rounds):
+                await with_async()
+
+        async def main():
+            await asyncio.gather(caller(), caller())
+
+        asyncio.run(main())
+    m = bh.metrics()
+    results.put(dict(mode=mode, admitted=m["admitted"], full=m["rejected_full"], timeouts=m["rejected_timeout"]))
+
+
+def bulkhead_waiter(name, index, config, now, peak, granted, hold):
+    """Queue for a permit (the parent holds them all), note the order of the
+    grant, hold it `hold` seconds, give it back."""
+    bh = seawall.Bulkhead(shared=name, **config)
+    with bh.acquire(timeout=30.0):
+        with InUse(now, peak):
+            granted.put(index)
+            time.sleep(hold)
+
+
+def bulkhead_hold_forever(name, config, wait, ready):
+    """Take a permit (or, with `wait`, queue for one) and never give it back."""
+    bh = seawall.Bulkhead(shared=name, **config)
+    if wait:
+        ready.set()
+        bh.acquire(timeout=120.0)  # killed while it waits
+    else:
+        permit = bh.try_acquire()
+        ready.set()
+        time.sleep(120.0)  # killed while it holds
+        permit.release()
+
+
+# -- shared retry budget and throttle ------------------------------------------
+
+BUDGET = dict(ttl=60.0, min_retries_per_sec=0, percent_can_retry=30.0)
+THROTTLE = dict(max_tokens=10.0, token_ratio=0.5)
+
+
+def retry_worker(budget_name, throttle_name, index, barrier, results):
+    """Phases in step with the other workers: processes 0 and 1 deposit 20
+    requests each; then all four race 5 budget withdrawals and 2 throttle
+    failures each; then each records 3 throttle successes."""
+    budget = seawall.RetryBudget(shared=budget_name, **BUDGET)
+    throttle = seawall.RetryThrottle(shared=throttle_name, **THROTTLE)
+    barrier.wait()
+    if index < 2:
+        for _ in range(20):
+            budget.deposit()
+    barrier.wait()
+    withdrawn = sum(budget.try_withdraw() for _ in range(5))
+    allowed = sum(throttle.record_failure() for _ in range(2))
+    barrier.wait()
+    for _ in range(3):
+        throttle.record_success()
+    barrier.wait()
+    results.put(dict(index=index, withdrawn=withdrawn, allowed=allowed,
+                     created=(budget.created, throttle.created)))

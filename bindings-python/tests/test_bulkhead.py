@@ -280,8 +280,3 @@ def test_invalid_bulkhead_config(args, kwargs, field):
     with pytest.raises(seawall.SeawallConfigError) as e:
         Bulkhead(*args, **kwargs)
     assert e.value.field == field
-
-
-def test_shared_bulkhead_is_refused_until_the_shared_region_exists():
-    with pytest.raises(seawall.SeawallError, match="shared semaphore region"):
-        Bulkhead(2, shared="pool")

@@ -67,3 +67,28 @@ def test_default_collector_finds_live_named_objects():
 
 def _fail():
     raise OSError("down")
+
+
+def test_a_shared_bulkheads_gauges_count_every_holder():
+    import os
+    import uuid
+
+    region = f"pytest-prom-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    try:
+        ours = seawall.Bulkhead(2, 2, shared=region)
+        theirs = seawall.Bulkhead(2, 2, shared=region)  # as another worker would
+        held = [theirs.try_acquire(), theirs.try_acquire()]
+        ticket = theirs.enqueue()
+        reg = CollectorRegistry()
+        reg.register(SeawallCollector(ours))
+        s = samples(reg)
+        assert s[("seawall_bulkhead_active", (("name", region),))] == 2.0
+        assert s[("seawall_bulkhead_queued", (("name", region),))] == 1.0
+        assert s[("seawall_bulkhead_rejections_total", (("name", region), ("reason", "full")))] == 0.0
+        ticket.cancel()
+        for p in held:
+            p.release()
+        s = samples(reg)
+        assert s[("seawall_bulkhead_active", (("name", region),))] == 0.0
+    finally:
+        seawall.Bulkhead.unlink_shared(region)

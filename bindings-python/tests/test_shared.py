@@ -1,7 +1,11 @@
-"""One breaker shared by every process of the host (DESIGN §8)."""
+"""One breaker, bulkhead, retry budget or retry throttle shared by every
+process of the host (DESIGN §8)."""
 
+import asyncio
 import multiprocessing
 import os
+import threading
+import time
 import uuid
 
 import pytest
@@ -92,3 +96,345 @@ def _take_probe_and_die(region, cfg):
     b = seawall.CircuitBreaker(shared=region, **cfg)
     permit = b.acquire()  # the only half-open probe...
     os._exit(0 if permit.epoch > 0 else 1)  # ...and the worker dies holding it (no destructor runs)
+
+
+# -- shared bulkhead -----------------------------------------------------------
+
+
+@pytest.fixture
+def bulkhead_region():
+    name = f"pytest-bh-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    yield name
+    seawall.Bulkhead.unlink_shared(name)
+
+
+def _wait_for(predicate, what, timeout=30.0):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.005)
+
+
+def test_four_processes_never_hold_more_than_max_concurrent(bulkhead_region):
+    # 4 processes × 2 callers (threads with permits, the native decorator, and
+    # asyncio tasks), 10 rounds each of a 5 ms hold, on max_concurrent = 2.
+    ctx = multiprocessing.get_context("spawn")
+    barrier = ctx.Barrier(PROCESSES)
+    now, peak = ctx.Value("i", 0), ctx.Value("i", 0)
+    results = ctx.Queue()
+    modes = ["threads", "decorator", "asyncio", "asyncio"]
+    procs = [
+        ctx.Process(target=_mp_workers.bulkhead_hammer, args=(bulkhead_region, m, 10, barrier, now, peak, results))
+        for m in modes
+    ]
+    for p in procs:
+        p.start()
+    got = [results.get(timeout=60) for _ in procs]
+    for p in procs:
+        p.join(timeout=30)
+        assert p.exitcode == 0
+    # Every call got in (8 callers, 6 waiting at most: max_queue = 8 is room
+    # enough); never more than 2 inside at once, across the processes, and 2
+    # at some point.
+    assert sorted(r["mode"] for r in got) == sorted(modes)
+    assert [(r["admitted"], r["full"], r["timeouts"]) for r in got] == [(20, 0, 0)] * 4
+    assert peak.value == 2 and now.value == 0
+    bh = seawall.Bulkhead(shared=bulkhead_region, **_mp_workers.BULKHEAD)
+    assert not bh._native.created
+    m = bh.metrics()
+    assert (m["active"], m["queued"], m["permits_outstanding"], m["tickets_outstanding"]) == (0, 0, 0, 0)
+
+
+def test_waiters_in_other_processes_are_granted_in_fifo_order(bulkhead_region):
+    config = dict(max_concurrent=2, max_queue=4)
+    bh = seawall.Bulkhead(shared=bulkhead_region, **config)
+    held = [bh.try_acquire(), bh.try_acquire()]
+    ctx = multiprocessing.get_context("spawn")
+    now, peak = ctx.Value("i", 0), ctx.Value("i", 0)
+    granted = ctx.Queue()
+    procs = []
+    for i in range(4):  # one at a time, so the queue order is 0, 1, 2, 3
+        p = ctx.Process(target=_mp_workers.bulkhead_waiter,
+                        args=(bulkhead_region, i, config, now, peak, granted, 0.3))
+        p.start()
+        procs.append(p)
+        _wait_for(lambda: bh.queued == i + 1, f"waiter {i} to queue")
+    assert (bh.active, bh.queued) == (2, 4)
+    assert bh.metrics()["tickets_outstanding"] == 4
+    for permit in held:
+        permit.release()
+    order = [granted.get(timeout=30) for _ in range(4)]
+    for p in procs:
+        p.join(timeout=30)
+        assert p.exitcode == 0
+    # The two permits given back go to the two oldest waiters; each of those,
+    # releasing 0.3 s later, hands its permit to the next in line.
+    assert set(order[:2]) == {0, 1} and set(order[2:]) == {2, 3}
+    assert peak.value == 2
+    m = bh.metrics()
+    assert (m["active"], m["queued"], m["permits_outstanding"], m["tickets_outstanding"]) == (0, 0, 0, 0)
+
+
+def test_a_killed_workers_permit_and_queue_place_are_reclaimed(bulkhead_region):
+    config = dict(max_concurrent=1, max_queue=4)
+    bh = seawall.Bulkhead(shared=bulkhead_region, **config)
+    ctx = multiprocessing.get_context("spawn")
+    holder_ready, waiter_ready = ctx.Event(), ctx.Event()
+    holder = ctx.Process(target=_mp_workers.bulkhead_hold_forever, args=(bulkhead_region, config, False, holder_ready))
+    holder.start()
+    assert holder_ready.wait(30)
+    assert bh.active == 1
+    dead_waiter = ctx.Process(target=_mp_workers.bulkhead_hold_forever, args=(bulkhead_region, config, True, waiter_ready))
+    dead_waiter.start()
+    assert waiter_ready.wait(30)
+    _wait_for(lambda: bh.queued == 1, "the doomed waiter to queue")
+    now, peak = ctx.Value("i", 0), ctx.Value("i", 0)
+    granted = ctx.Queue()
+    live = ctx.Process(target=_mp_workers.bulkhead_waiter, args=(bulkhead_region, 7, config, now, peak, granted, 0.0))
+    live.start()
+    _wait_for(lambda: bh.queued == 2, "the live waiter to queue")
+    assert bh.reclaim_abandoned() == (0, 0)  # everyone is alive
+    for p in (holder, dead_waiter):
+        p.kill()
+        p.join(timeout=30)  # reaped: its pid no longer exists
+        assert p.exitcode == -9
+    # Nobody gives the dead holder's permit back: the live waiter stays queued.
+    time.sleep(0.2)
+    assert granted.empty()
+    m = bh.metrics()
+    assert (m["active"], m["queued"], m["permits_outstanding"], m["tickets_outstanding"]) == (1, 2, 1, 2)
+    # One permit released, one ticket cancelled; the permit ends with the live
+    # waiter whichever the table's scan meets first.
+    assert bh.reclaim_abandoned() == (1, 1)
+    assert granted.get(timeout=30) == 7
+    live.join(timeout=30)
+    assert live.exitcode == 0
+    assert bh.reclaim_abandoned() == (0, 0)
+    m = bh.metrics()
+    assert (m["active"], m["queued"], m["permits_outstanding"], m["tickets_outstanding"]) == (0, 0, 0, 0)
+    with bh.try_acquire():
+        assert bh.active == 1
+
+
+def test_two_handles_in_one_process_share_permits_and_queue(bulkhead_region):
+    a = seawall.Bulkhead(2, 3, shared=bulkhead_region)
+    b = seawall.Bulkhead(2, 3, shared=bulkhead_region, name="other-name")
+    assert (a.shared, a._native.created, b._native.created) == (True, True, False)
+    assert (a.name, b.name, a._native.poll_interval) == (bulkhead_region, "other-name", 0.002)
+    p = a.try_acquire()
+    q = b.try_acquire()
+    with pytest.raises(seawall.BulkheadFullError) as e:
+        b.try_acquire()
+    assert (e.value.reason, e.value.active, e.value.queued) == ("full", 2, 0)
+    ticket = b.enqueue()
+    assert isinstance(ticket, seawall.BulkheadTicket) and ticket.state == "waiting"
+    assert (a.active, a.queued) == (2, 1)
+    p.release()  # through the other handle: the permit goes to the ticket at once
+    assert ticket.granted() and ticket.state == "granted" and ticket.granted()
+    permit = ticket.take()
+    assert permit is not None and ticket.state == "done" and ticket.take() is None
+    assert (a.active, a.queued) == (2, 0)
+    permit.release()
+    with pytest.raises(seawall.PermitAlreadyUsedError):
+        permit.release()
+    q.release()
+    m = a.metrics()
+    assert (m["active"], m["queued"], m["permits_outstanding"], m["tickets_outstanding"]) == (0, 0, 0, 0)
+    assert (m["shared"], a.metrics()["admitted"], b.metrics()["admitted"]) == (True, 1, 2)
+
+
+def test_a_granted_ticket_given_up_untaken_returns_its_permit(bulkhead_region):
+    a = seawall.Bulkhead(1, 2, shared=bulkhead_region)
+    b = seawall.Bulkhead(1, 2, shared=bulkhead_region)
+    for give_up in ("cancel", "drop"):
+        held = a.try_acquire()
+        ticket = b.enqueue()
+        held.release()
+        assert ticket.granted()  # the look took the permit for the ticket
+        assert (a.active, a.queued) == (1, 0)
+        if give_up == "cancel":
+            ticket.cancel()
+            assert ticket.state == "done" and ticket.take() is None
+        else:
+            del ticket
+        assert (a.active, a.queued) == (0, 0)
+        assert a.metrics()["permits_outstanding"] == 0
+    # The same for an asyncio waiter whose look found the grant and that was
+    # cancelled before it resumed: abandon() gives the permit back.
+    native = b._native
+    held = a.try_acquire()
+
+    async def look_then_cancel():
+        loop = asyncio.get_running_loop()
+        t = native.enter_async("normal", loop, loop.create_future())
+        assert isinstance(t, int) and not native.is_granted(t)
+        held.release()
+        assert native.is_granted(t)
+        native.abandon(t)
+
+    asyncio.run(look_then_cancel())
+    assert (a.active, a.queued) == (0, 0) and a.metrics()["permits_outstanding"] == 0
+
+
+def test_shared_waiters_see_grants_by_polling_and_time_out_cleanly(bulkhead_region):
+    a = seawall.Bulkhead(1, 4, shared=bulkhead_region)
+    b = seawall.Bulkhead(1, 4, shared=bulkhead_region)
+    held = a.acquire()
+    t0 = time.monotonic()
+    with pytest.raises(seawall.BulkheadFullError) as e:
+        b.acquire(timeout=0.1)
+    assert 0.09 <= time.monotonic() - t0 < 1.0
+    assert (e.value.reason, e.value.active, e.value.queued) == ("timeout", 1, 0)
+
+    async def main():
+        waiter = asyncio.ensure_future(b.acquire_async())
+        await asyncio.sleep(0.02)
+        assert b.queued == 1 and not waiter.done()
+        held.release()  # no wake-up reaches b: its waiter finds the grant by polling
+        permit = await asyncio.wait_for(waiter, 2.0)
+        assert a.active == 1
+        permit.release()
+        with pytest.raises(asyncio.TimeoutError):
+            async with a:
+                await asyncio.wait_for(b.acquire_async(), 0.05)
+
+    asyncio.run(main())
+    got = []
+    held = a.acquire()
+    t = threading.Thread(target=lambda: got.append(b.acquire(timeout=5.0)))
+    t.start()
+    _wait_for(lambda: b.queued == 1, "the thread to queue")
+    held.release()
+    t.join()
+    got[0].release()
+    m = a.metrics()
+    assert (m["active"], m["queued"], m["permits_outstanding"], m["tickets_outstanding"]) == (0, 0, 0, 0)
+    assert b.metrics()["rejected_timeout"] == 1
+
+
+def test_bulkhead_with_another_configuration_is_refused(bulkhead_region):
+    seawall.Bulkhead(4, 8, shared=bulkhead_region)
+    for other in (dict(max_concurrent=3, max_queue=8), dict(max_concurrent=4, max_queue=7),
+                  dict(max_concurrent=4, max_queue=8, shares={"low": 50})):
+        with pytest.raises(seawall.SharedRegionError) as e:
+            seawall.Bulkhead(shared=bulkhead_region, **other)
+        msg = str(e.value)
+        assert "another configuration" in msg and bulkhead_region in msg
+        assert "max_concurrent, max_queue and shares" in msg
+        assert f"max_concurrent={other['max_concurrent']}, max_queue={other['max_queue']}" in msg
+    assert "low = 100/100/100/50 %" in msg
+    assert seawall.Bulkhead(4, 8, shared=bulkhead_region).max_concurrent == 4
+
+
+def test_shared_bulkhead_config_is_checked_before_the_region_is_touched(bulkhead_region):
+    with pytest.raises(seawall.SeawallConfigError) as e:
+        seawall.Bulkhead(4097, shared=bulkhead_region)
+    assert e.value.field == "max_concurrent" and "4096" in str(e.value)
+    assert seawall.Bulkhead(4097).max_concurrent == 4097  # a local one may be larger
+    with pytest.raises(seawall.SeawallConfigError) as e:
+        seawall.Bulkhead(2, 1025, shared=bulkhead_region)
+    assert e.value.field == "max_queue"
+    assert not os.path.exists(f"/dev/shm/seawall-semaphore-{bulkhead_region}")
+    with pytest.raises(seawall.SharedRegionError, match="invalid region name"):
+        seawall.Bulkhead(2, shared="no/slashes")
+    assert seawall.Bulkhead(2).reclaim_abandoned() == (0, 0)
+
+
+# -- shared retry budget and throttle ------------------------------------------
+
+
+@pytest.fixture
+def retry_regions():
+    tag = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    names = (f"pytest-budget-{tag}", f"pytest-throttle-{tag}")
+    yield names
+    seawall.RetryBudget.unlink_shared(names[0])
+    seawall.RetryThrottle.unlink_shared(names[1])
+
+
+def test_four_processes_share_one_retry_budget_and_one_throttle(retry_regions):
+    bname, tname = retry_regions
+    ctx = multiprocessing.get_context("spawn")
+    barrier = ctx.Barrier(PROCESSES)
+    results = ctx.Queue()
+    procs = [ctx.Process(target=_mp_workers.retry_worker, args=(bname, tname, i, barrier, results))
+             for i in range(PROCESSES)]
+    for p in procs:
+        p.start()
+    got = sorted((results.get(timeout=60) for _ in procs), key=lambda r: r["index"])
+    for p in procs:
+        p.join(timeout=30)
+        assert p.exitcode == 0
+    # One process created each region; the others attached.
+    assert sum(r["created"][0] for r in got) == 1 and sum(r["created"][1] for r in got) == 1
+    # Budget: processes 0 and 1 deposited 40 requests at 30 % = 12.0 retries
+    # (no reserve); 20 withdrawals raced in 4 processes and exactly 12 got one.
+    assert sum(r["withdrawn"] for r in got) == 12
+    budget = seawall.RetryBudget(shared=bname, **_mp_workers.BUDGET)
+    assert not budget.created
+    assert budget.snapshot() == {"requests": 40, "retries": 12, "available": 0}
+    for _ in range(3):
+        budget.deposit()  # 43 · 0.3 = 12.9: 0.9 of a retry left, not a whole one
+    assert budget.available == 0 and not budget.try_withdraw()
+    budget.deposit()  # 44 · 0.3 = 13.2: one more whole retry
+    assert budget.available == 1
+    assert budget.try_withdraw() and not budget.try_withdraw()
+    assert budget.snapshot() == {"requests": 44, "retries": 13, "available": 0}
+    # Throttle: 8 racing failures took 10 tokens to 9, 8, 7, 6 (retry allowed:
+    # more than half of 10 left), 5, 4, 3, 2 (refused): exactly 4 allowed. Then
+    # 12 successes at 0.5 added 6: 8 tokens.
+    assert sum(r["allowed"] for r in got) == 4
+    throttle = seawall.RetryThrottle(shared=tname, **_mp_workers.THROTTLE)
+    assert not throttle.created and throttle.tokens == 8.0
+    assert [throttle.record_failure() for _ in range(3)] == [True, True, False]  # 7, 6, 5
+    for _ in range(20):
+        throttle.record_success()  # 5 + 10, clamped at max_tokens
+    assert throttle.tokens == 10.0
+
+
+def test_a_retry_policy_draws_on_a_budget_shared_with_another_handle(retry_regions):
+    bname, _ = retry_regions
+    cfg = dict(ttl=60.0, min_retries_per_sec=0, percent_can_retry=50.0)
+    theirs = seawall.RetryBudget(shared=bname, **cfg)
+    ours = seawall.RetryBudget(shared=bname, **cfg)
+    assert ours.shared and theirs.created and not ours.created and ours.name == bname
+    for _ in range(4):
+        theirs.deposit()  # 4 · 0.5 = 2 retries, deposited by "another worker"
+    calls = []
+
+    def flaky():
+        calls.append(1)
+        raise OSError("down")
+
+    r = seawall.Retry(attempts=10, backoff=seawall.Backoff(base=0.0001, jitter="none"), budget=ours)
+    with pytest.raises(OSError):
+        r(flaky)()
+    # Its own request deposits 0.5 more: 2.5, so 2 retries, then the budget says no.
+    assert len(calls) == 3 and r.stats()["budget_exhausted"] == 1
+    assert theirs.snapshot() == {"requests": 5, "retries": 2, "available": 0}
+
+
+def test_budget_and_throttle_with_another_configuration_are_refused(retry_regions):
+    bname, tname = retry_regions
+    seawall.RetryBudget(10.0, 10, 20.0, shared=bname)
+    with pytest.raises(seawall.SharedRegionError) as e:
+        seawall.RetryBudget(10.0, 10, 25.0, shared=bname)
+    assert "another configuration" in str(e.value) and bname in str(e.value)
+    assert "ttl, min_retries_per_sec and percent_can_retry" in str(e.value)
+    seawall.RetryThrottle(10, 0.1, shared=tname)
+    with pytest.raises(seawall.SharedRegionError) as e:
+        seawall.RetryThrottle(10, 0.2, shared=tname)
+    assert "another configuration" in str(e.value) and "max_tokens and token_ratio" in str(e.value)
+    # A bad value is a config error naming the field, before any region is made.
+    seawall.RetryThrottle.unlink_shared(tname)
+    with pytest.raises(seawall.SeawallConfigError) as e:
+        seawall.RetryThrottle(0, shared=tname)
+    assert e.value.field == "max_tokens"
+    with pytest.raises(seawall.SeawallConfigError) as e:
+        seawall.RetryBudget(ttl=0.0001, shared=bname + "-other")
+    assert e.value.field == "ttl"
+    assert not os.path.exists(f"/dev/shm/seawall-retry-throttle-{tname}")
+    assert not os.path.exists(f"/dev/shm/seawall-retry-budget-{bname}-other")
+    with pytest.raises(seawall.SharedRegionError, match="invalid region name"):
+        seawall.RetryBudget(shared="")
+    assert not seawall.RetryThrottle().shared and seawall.RetryThrottle().created

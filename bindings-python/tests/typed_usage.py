@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import seawall
 from seawall import (
@@ -19,6 +19,7 @@ from seawall import (
     Retry,
     RetryBudget,
     RetryState,
+    RetryThrottle,
     StaleCache,
     State,
     TimeWindow,
@@ -133,6 +134,18 @@ def use_policy() -> str:
     with Deadline(1.0) as d:
         d.allocate(0.5)
     return r.value
+
+
+def use_shared(name: str) -> Tuple[int, int]:
+    pool = Bulkhead(4, 8, shared=name)
+    throttle = RetryThrottle(max_tokens=10.0, token_ratio=0.1, shared=name)
+    budget = RetryBudget(percent_can_retry=20.0, shared=name)
+    assert pool.shared and throttle.shared and budget.created in (True, False)
+    permits, tickets = pool.reclaim_abandoned()
+    Bulkhead.unlink_shared(name)
+    RetryThrottle.unlink_shared(name)
+    RetryBudget.unlink_shared(name)
+    return permits + tickets, int(throttle.tokens)
 
 
 def use_policy_decorator() -> str:

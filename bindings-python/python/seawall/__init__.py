@@ -1,6 +1,7 @@
 """seawall: circuit breaker, retry with budgets, bulkhead and deadlines, on a
-lock-free Rust core (``seawall._native``), for threads and asyncio; one breaker
-can be shared by every worker process of a host.
+lock-free Rust core (``seawall._native``), for threads and asyncio; a breaker,
+bulkhead, retry budget or retry throttle can be shared by every worker process of
+a host (``shared="name"``).
 
 Durations are ``float`` seconds; thresholds and shares are percentages
 ``0..100``. See ``CircuitBreaker``, ``Retry``, ``Bulkhead``, ``timeout``,

@@ -59,6 +59,16 @@ class Bulkhead:
     release (no polling). A waiter that times out or is cancelled leaves the
     queue at once and never holds or loses a permit.
 
+    ``shared="pool"`` puts the bulkhead in ``/dev/shm/seawall-semaphore-pool``:
+    every process of the host that opens that name (with the same
+    ``max_concurrent``, ``max_queue`` and ``shares``; another configuration
+    raises :class:`~seawall.SharedRegionError`) shares one set of permits and
+    one FIFO queue. ``max_concurrent`` is then at most 4096. A release in another
+    process cannot wake this one, so waiters of a shared bulkhead look at their
+    place in the queue every 2 ms instead (a permit handed to them is held for
+    them meanwhile). :meth:`reclaim_abandoned` gives back the permits and queue
+    places of worker processes that were killed.
+
     Use it as a decorator (``@bulkhead`` or ``@bulkhead(priority="high")``, on
     sync, ``async def`` and generator functions), as ``with bulkhead:`` /
     ``async with bulkhead:``, or with the permit objects of :meth:`acquire`,
@@ -128,6 +138,11 @@ class Bulkhead:
         return self._native.max_concurrent
 
     @property
+    def shared(self) -> bool:
+        """Whether the bulkhead lives in a region shared by processes."""
+        return self._native.shared
+
+    @property
     def max_queue(self) -> int:
         return self._native.max_queue
 
@@ -136,9 +151,26 @@ class Bulkhead:
         return self._native.limit(priority)
 
     def metrics(self) -> Dict[str, Any]:
-        """``active``, ``queued``, ``max_concurrent``, ``max_queue``, and lifetime
-        ``admitted``, ``rejected_shed``, ``rejected_full``, ``rejected_timeout``."""
+        """``active``, ``queued``, ``max_concurrent``, ``max_queue``, ``shared``,
+        ``permits_outstanding`` / ``tickets_outstanding`` (held by callers of
+        every process; shared only, else ``None``), and this process's lifetime
+        ``admitted``, ``rejected_shed``, ``rejected_full``, ``rejected_timeout``.
+        For a shared bulkhead ``active`` and ``queued`` count every process."""
         return self._native.metrics()
+
+    def reclaim_abandoned(self) -> Tuple[int, int]:
+        """Shared bulkheads: give back the permits, and cancel the queue places,
+        of processes that no longer exist (a worker killed mid-call or while
+        waiting); each permit goes to the oldest waiter or back to the pool.
+        Returns ``(permits, tickets)``; ``(0, 0)`` for a local bulkhead. Only
+        right where every sharer sees the same process ids (one pid namespace)."""
+        return self._native.reclaim_abandoned()
+
+    @staticmethod
+    def unlink_shared(name: str) -> None:
+        """Remove the shared bulkhead region ``name`` (a missing one is fine).
+        Processes attached to it keep theirs; the next open creates a new one."""
+        _native.Bulkhead.unlink_shared(name)
 
     # -- permits -------------------------------------------------------------
 
@@ -166,18 +198,27 @@ class Bulkhead:
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[str] = loop.create_future()
         native = self._native
-        ticket = native.enter_async(priority or self.priority, loop, fut)
-        if ticket is None:
-            return native.adopt()
+        got = native.enter_async(priority or self.priority, loop, fut)
+        if not isinstance(got, int):
+            return got
+        ticket = got
         t = self.queue_timeout if timeout is _DEFAULT else timeout
         expiry = loop.call_later(t, _expire, fut) if t is not None else None
         poll = native.poll_interval
         if poll is not None:
-            # Releases in other processes cannot wake this one: look again.
+            # Releases in other processes cannot wake this one: look again. A look
+            # that finds the ticket granted takes its permit (shared bulkheads), so
+            # only this task looks, and a grant is always followed by adopt() or,
+            # if the task is cancelled first, by abandon(), which gives it back.
             def recheck() -> None:
                 if fut.done():
                     return
-                if native.is_granted(ticket):
+                try:
+                    granted = native.is_granted(ticket)
+                except Exception as e:  # the ticket is gone: nothing is held
+                    fut.set_exception(e)
+                    return
+                if granted:
                     fut.set_result(_GRANTED)
                 else:
                     loop.call_later(poll, recheck)
@@ -192,8 +233,7 @@ class Bulkhead:
             if expiry is not None:
                 expiry.cancel()
         if outcome == _GRANTED or native.is_granted(ticket):
-            native.took(ticket)
-            return native.adopt()
+            return native.adopt(ticket)
         raise cast(BaseException, native.abandon(ticket, True))
 
     # -- decorator -----------------------------------------------------------

@@ -144,7 +144,8 @@ class Retry:
       ``SystemExit``, ``GeneratorExit``) is never retried or swallowed, nor is
       anything raised while the running task is being cancelled.
     * ``budget`` (:class:`RetryBudget`, Finagle) or ``throttle``
-      (:class:`RetryThrottle`, gRPC A6): shared limits on retries.
+      (:class:`RetryThrottle`, gRPC A6): shared limits on retries; with
+      ``shared="name"`` one budget or throttle serves every process of the host.
     * ``timeout``: total seconds for all attempts. No sleep ends past it (nor
       past the :func:`~seawall.current_deadline`); an ``async`` attempt still
       running at the deadline is cancelled (:class:`~seawall.DeadlineExceededError`).

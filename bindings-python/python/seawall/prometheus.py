@@ -14,6 +14,8 @@ Metrics (label ``name``):
 * ``seawall_circuit_breaker_slow_calls_total``, ``seawall_circuit_breaker_rejections_total``,
   ``seawall_circuit_breaker_transitions_total``
 * ``seawall_bulkhead_active``, ``seawall_bulkhead_queued``, ``seawall_bulkhead_max_concurrent``
+  (a shared bulkhead's ``active`` and ``queued`` count every process of the host;
+  every counter here is this process's own)
 * ``seawall_bulkhead_rejections_total{reason}``: ``full``, ``shed``, ``timeout``
 * ``seawall_retries_allowed_total``, ``seawall_retries_denied_total{reason}``:
   ``max_attempts``, ``deadline``, ``budget_exhausted``, ``throttled``
