@@ -327,6 +327,21 @@ export interface NativeSemaphoreConfig {
   shareLow?: number
 }
 
+/** What a shared semaphore's holder table says, and what this handle holds. */
+export interface NativeSemaphoreHolders {
+  /** Permits held by callers of every process (a scan of the holder table). */
+  permitsOutstanding: number
+  /**
+   * Tickets held by callers of every process (waiting, or granted and not yet
+   * polled).
+   */
+  ticketsOutstanding: number
+  /** Permits this handle holds. */
+  heldHere: number
+  /** Tickets of this handle in the queue. */
+  waitingHere: number
+}
+
 /** Occupancy at one instant. */
 export interface NativeSemaphoreSnapshot {
   /** Permits held (granted waiters included). */
@@ -339,16 +354,24 @@ export interface NativeSemaphoreSnapshot {
 export declare function retryBudgetDepositAt(h: number, nowMs: number): void
 
 /**
- * A retry budget (Finagle `RetryBudget`, DESIGN §4); returns the token that
- * owns it. Throws on an invalid configuration.
+ * A retry budget (Finagle `RetryBudget`, DESIGN §4) in this process, or (with
+ * `shared`) the budget named `shared` in `/dev/shm`, created or attached;
+ * returns the token that owns it. Throws on an invalid configuration or a
+ * region that cannot be opened.
  */
-export declare function retryBudgetNew(config: NativeRetryBudgetConfig): ExternalObject<Token>
+export declare function retryBudgetNew(config: NativeRetryBudgetConfig, shared?: string | undefined | null): ExternalObject<Token>
 
 /** Requests, retries and retries available now. */
 export declare function retryBudgetSnapshot(h: number, nowMs?: number | undefined | null): NativeRetryBudgetSnapshot
 
 /** Withdraw one retry if the balance covers it (one atomic step). */
 export declare function retryBudgetTryWithdraw(h: number, nowMs?: number | undefined | null): boolean
+
+/**
+ * Remove the shared retry budget `name` (a missing one is fine). Processes
+ * attached to it keep theirs; the next open creates a new one.
+ */
+export declare function retryBudgetUnlinkShared(name: string): void
 
 /**
  * Attempt `attempt` (1 = the first call) failed. Returns the delay (ms) before
@@ -366,16 +389,27 @@ export declare function retryPolicyDecide(h: number, attempt: number, previousDe
 export declare function retryPolicyNew(config: NativeRetryConfig, budget?: number | undefined | null, throttle?: number | undefined | null): ExternalObject<Token>
 
 /**
- * A retry throttle (gRPC A6, DESIGN §4); returns the token that owns it.
- * Throws on an invalid configuration.
+ * A retry throttle (gRPC A6, DESIGN §4) in this process, or (with `shared`)
+ * the throttle named `shared` in `/dev/shm`, created or attached; returns the
+ * token that owns it. Throws on an invalid configuration or a region that
+ * cannot be opened.
  */
-export declare function retryThrottleNew(config: NativeRetryThrottleConfig): ExternalObject<Token>
+export declare function retryThrottleNew(config: NativeRetryThrottleConfig, shared?: string | undefined | null): ExternalObject<Token>
 
 /** A call failed: take a token; whether its retry is allowed. */
 export declare function retryThrottleRecordFailure(h: number): boolean
 
 /** Tokens now. */
 export declare function retryThrottleTokens(h: number): number
+
+/**
+ * Remove the shared retry throttle `name` (a missing one is fine). Processes
+ * attached to it keep theirs; the next open creates a new one.
+ */
+export declare function retryThrottleUnlinkShared(name: string): void
+
+/** Shared semaphores: the holder table's counts (null for a local semaphore). */
+export declare function semaphoreHolders(h: number): NativeSemaphoreHolders | null
 
 /**
  * `[critical, high, normal, low]` limits: `max(1, ⌊max_concurrent · share⌋)`,
@@ -387,13 +421,30 @@ export declare function semaphoreLimits(h: number): Array<number>
 export declare function semaphoreLive(): number
 
 /**
- * A semaphore with every permit free; returns the token that owns it (its
- * handle: `handleOf`). Throws on an invalid configuration.
+ * A semaphore with every permit free in this process, or (with `shared`) the
+ * semaphore named `shared` in `/dev/shm`, created or attached (attaching changes
+ * nothing). Returns the token that owns it (its handle: `handleOf`). Throws on
+ * an invalid configuration or a region that cannot be opened (see
+ * `convert::region_error`).
  */
-export declare function semaphoreNew(config: NativeSemaphoreConfig): ExternalObject<Token>
+export declare function semaphoreNew(config: NativeSemaphoreConfig, shared?: string | undefined | null): ExternalObject<Token>
 
-/** Permits held and waiters queued now. */
+/**
+ * Shared semaphores: release the permits and cancel the tickets of processes
+ * that no longer exist (a worker killed while it held or waited); returns
+ * `[permits, tickets]`, `[0, 0]` for a local semaphore. Only correct where every
+ * sharer sees the same pids (one pid namespace).
+ */
+export declare function semaphoreReclaimAbandoned(h: number): Array<number>
+
+/** Permits held and waiters queued now (of every process, for a shared one). */
 export declare function semaphoreSnapshot(h: number): NativeSemaphoreSnapshot
+
+/**
+ * Remove the shared semaphore `name` (a missing one is fine). Processes attached
+ * to it keep theirs; the next open creates a new one.
+ */
+export declare function semaphoreUnlinkShared(name: string): void
 
 /**
  * Whether this machine can share structures between processes (native lock-free

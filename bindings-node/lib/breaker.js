@@ -9,7 +9,7 @@
 
 const { EventEmitter } = require('node:events');
 const { binding, fast } = require('./native');
-const { SeawallError, isSeawallError, codes, configError, abortedError, fromNative } = require('./errors');
+const { SeawallError, isSeawallError, codes, configError, abortedError, fromNative, sharedOpenError } = require('./errors');
 const { breakerConfig, only, optionalFunction, name: nameOption, BREAKER_KEYS } = require('./config');
 const { checkSignal } = require('./abort');
 
@@ -100,7 +100,7 @@ class CircuitBreaker extends EventEmitter {
     try {
       token = binding.breakerNew(native, shared);
     } catch (e) {
-      const err = fromNative(e);
+      const err = sharedOpenError(e, 'circuit breaker', shared, 'options (window, thresholds, durations, half-open limits)');
       if (err.code === codes.EINVALIDCONFIG && shared !== undefined && /^shared\b/.test(err.field || '')) err.field = 'shared';
       throw err;
     }

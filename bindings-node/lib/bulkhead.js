@@ -9,9 +9,18 @@
 // whose signal aborts cancels its ticket at once (the core passes a permit that
 // reached it in that instant on to the next waiter), so it never blocks the
 // waiters behind it (cockatiel #112).
+//
+// Shared bulkheads (`shared: name`, one semaphore for every process of the
+// host): a release in another process hands its permit to the oldest waiter of
+// any process, and nothing tells this one. So while this process has waiters, a
+// timer polls them (from 1 ms, doubling to 4 ms while nothing is granted; back
+// to 1 ms after a grant) and is cleared the moment the last waiter is served or
+// leaves. It is not unref'd: a waiter is work not yet done, and a process that
+// exited while waiting would leave its ticket in the shared queue, where a grant
+// would hold a permit until someone reclaims it.
 
 const { binding, fast } = require('./native');
-const { SeawallError, codes, configError, abortedError, fromNative } = require('./errors');
+const { SeawallError, codes, configError, abortedError, fromNative, sharedOpenError } = require('./errors');
 const { only, number, semaphoreConfig, isPlainObject, name: nameOption, PRIORITIES } = require('./config');
 const { checkSignal, listen, noop } = require('./abort');
 
@@ -19,8 +28,11 @@ const { semaphoreAcquire, semaphoreRelease, semaphorePoll, semaphoreCancel } = f
 
 const PRIORITY = { critical: 0, high: 1, normal: 2, low: 3 };
 const ADMITTED = -1;
+const WAITING = 0;
 const GRANTED = 1;
 const PASSED_ON = 1;
+const SHARED_POLL_FIRST_MS = 1;
+const SHARED_POLL_MAX_MS = 4;
 const NO_SIGNAL = Object.freeze({ signal: undefined });
 
 let unnamed = 0;
@@ -42,32 +54,43 @@ class Bulkhead {
    * @param {object} options `maxConcurrent` (default 10), `maxQueue` (default 0),
    *   `queueTimeoutMs` (default: wait as long as it takes), `shares` (percent of
    *   `maxConcurrent` per priority: critical / high / normal / low, default 100
-   *   each), `name`.
+   *   each), `name`, `shared` (a region name: one bulkhead for every process
+   *   of the host, `maxConcurrent` ≤ 4096 and `maxQueue` ≤ 1024). Throws
+   *   EINVALIDCONFIG naming the option, ESHAREDMISMATCH when the shared
+   *   bulkhead exists with another configuration, ESHARED when it cannot be
+   *   opened.
    */
   constructor(options = {}) {
     if (!isPlainObject(options)) throw configError('options', 'must be an object');
     only(options, ['maxConcurrent', 'maxQueue', 'queueTimeoutMs', 'shares', 'name', 'shared']);
-    if (options.shared !== undefined) {
-      throw new SeawallError(
-        codes.ENOTSUPPORTED,
-        'Bulkhead { shared } needs the shared-region API for semaphores, which this build of seawall does not have yet',
-        { field: 'shared' },
-      );
+    const shared = options.shared;
+    if (shared !== undefined && (typeof shared !== 'string' || shared === '')) {
+      throw configError('shared', 'must be a non-empty region name');
     }
     const cfg = semaphoreConfig(options);
     this._queueTimeoutMs = number(options, 'queueTimeoutMs', 'queueTimeoutMs', { min: 0, exclusive: true });
     try {
-      this._token = binding.semaphoreNew(cfg);
+      this._token = binding.semaphoreNew(cfg, shared);
     } catch (e) {
-      throw fromNative(e);
+      throw sharedOpenError(e, 'bulkhead', shared, 'maxConcurrent, maxQueue and shares');
     }
     this._h = binding.handleOf(this._token);
-    this.name = nameOption(options, `bulkhead-${++unnamed}`);
+    this.name = nameOption(options, shared !== undefined ? shared : `bulkhead-${++unnamed}`);
     this.maxConcurrent = cfg.maxConcurrent === undefined ? 10 : cfg.maxConcurrent;
     this.maxQueue = cfg.maxQueue === undefined ? 0 : cfg.maxQueue;
+    this._shared = shared;
     this._waiters = [];
     this._head = 0;
+    this._live = 0;
+    this._timer = undefined;
+    this._pollMs = SHARED_POLL_FIRST_MS;
+    this._onTick = shared === undefined ? undefined : () => this._tick();
     this._counts = { admitted: 0, shed: 0, full: 0, queueTimeout: 0, aborted: 0 };
+  }
+
+  /** Whether this bulkhead lives in a region shared by the processes of the host. */
+  get isShared() {
+    return this._shared !== undefined;
   }
 
   /**
@@ -138,7 +161,54 @@ class Bulkhead {
         });
       }
       this._waiters.push(w);
+      this._live += 1;
+      if (this._onTick !== undefined && this._timer === undefined) {
+        this._pollMs = SHARED_POLL_FIRST_MS;
+        this._timer = setTimeout(this._onTick, this._pollMs);
+      }
     });
+  }
+
+  /** A waiter is done (served or gone): the last one stops the shared poll timer. */
+  _settled() {
+    this._live -= 1;
+    if (this._live === 0 && this._timer !== undefined) {
+      clearTimeout(this._timer);
+      this._timer = undefined;
+    }
+  }
+
+  /** Shared: look for grants made by other processes, then poll again later. */
+  _tick() {
+    this._timer = undefined;
+    const granted = this._drain();
+    if (this._live > 0) {
+      this._pollMs = granted ? SHARED_POLL_FIRST_MS : Math.min(this._pollMs * 2, SHARED_POLL_MAX_MS);
+      this._timer = setTimeout(this._onTick, this._pollMs);
+    }
+  }
+
+  /**
+   * Shared: resolve every waiter the semaphore has granted, oldest first (a
+   * process's tickets are granted in the order it queued them, so the first one
+   * still waiting ends the scan). Whether any was granted.
+   */
+  _drain() {
+    let granted = false;
+    for (;;) {
+      const w = this._peek();
+      if (w === undefined) return granted;
+      const state = semaphorePoll(this._h, w.ticket);
+      if (state === WAITING) return granted;
+      if (state === GRANTED) {
+        this._grant(w);
+        granted = true;
+      } else {
+        this._finish(w);
+        w.reject(new SeawallError(codes.ESHARED, `bulkhead '${this.name}': this waiter's place in the shared queue was reclaimed `
+          + 'by another process that believed this one dead (do all processes share one pid namespace?)', { bulkhead: this.name }));
+      }
+    }
   }
 
   /** The oldest waiter still waiting, or undefined. */
@@ -157,25 +227,32 @@ class Bulkhead {
     return q[this._head];
   }
 
-  _grant(w) {
+  _finish(w) {
     w.done = true;
     if (w.timer !== undefined) clearTimeout(w.timer);
     w.off();
+    this._settled();
+  }
+
+  _grant(w) {
+    this._finish(w);
     w.resolve();
   }
 
   /** A waiter gives up: cancel its ticket at once and reject it. */
   _leave(w, err) {
     if (w.done) return;
-    w.done = true;
-    if (w.timer !== undefined) clearTimeout(w.timer);
-    w.off();
+    this._finish(w);
     if (semaphoreCancel(this._h, w.ticket) === PASSED_ON) this._wake();
     w.reject(err);
   }
 
   /** Resolve the oldest waiter if the core has handed it a permit. */
   _wake() {
+    if (this._shared !== undefined) {
+      this._drain();
+      return;
+    }
     const w = this._peek();
     if (w !== undefined && semaphorePoll(this._h, w.ticket) === GRANTED) this._grant(w);
   }
@@ -183,19 +260,51 @@ class Bulkhead {
   _release() {
     const w = this._peek();
     const state = semaphoreRelease(this._h, w === undefined ? -1 : w.ticket);
-    if (w !== undefined && state === GRANTED) this._grant(w);
+    if (w !== undefined && state === GRANTED) {
+      this._grant(w);
+      // Shared: other processes' releases may have granted the next ones too.
+      if (this._shared !== undefined && this._live > 0) this._drain();
+    }
   }
 
   /**
-   * `{ name, active, queued, maxConcurrent, maxQueue, limits, admitted,
-   * rejected: { shed, full, queueTimeout, aborted } }` (counts of this process).
+   * Shared bulkheads: release the permits and cancel the queued tickets of
+   * processes that died holding or waiting (e.g. in a cluster's 'exit'
+   * handler). Returns `{ permits, tickets }` reclaimed (zeros for a local
+   * bulkhead). Only correct where every sharer sees the same pids (one pid
+   * namespace).
+   */
+  reclaimAbandoned() {
+    const [permits, tickets] = binding.semaphoreReclaimAbandoned(this._h);
+    if (this._shared !== undefined && this._live > 0) this._drain();
+    return { permits, tickets };
+  }
+
+  /** Remove the shared bulkhead `name` from /dev/shm (a missing one is fine). */
+  static unlinkShared(name) {
+    try {
+      binding.semaphoreUnlinkShared(name);
+    } catch (e) {
+      throw fromNative(e);
+    }
+  }
+
+  /**
+   * `{ name, shared, active, queued, maxConcurrent, maxQueue, queueRing, limits,
+   * admitted, rejected: { shed, full, queueTimeout, aborted }, permitsOutstanding,
+   * ticketsOutstanding }`. `active` and `queued` are the semaphore's (of every
+   * process, for a shared one); `admitted` and `rejected` count this process's
+   * calls; `permitsOutstanding` / `ticketsOutstanding` are what callers of every
+   * process hold (shared only, else null: a scan of the holder table).
    */
   metrics() {
     const { active, queued } = binding.semaphoreSnapshot(this._h);
     const [critical, high, normal, low, ring] = binding.semaphoreLimits(this._h);
+    const holders = binding.semaphoreHolders(this._h);
     const c = this._counts;
     return {
       name: this.name,
+      shared: this._shared !== undefined,
       active,
       queued,
       maxConcurrent: this.maxConcurrent,
@@ -204,6 +313,8 @@ class Bulkhead {
       limits: { critical, high, normal, low },
       admitted: c.admitted,
       rejected: { shed: c.shed, full: c.full, queueTimeout: c.queueTimeout, aborted: c.aborted },
+      permitsOutstanding: holders == null ? null : holders.permitsOutstanding,
+      ticketsOutstanding: holders == null ? null : holders.ticketsOutstanding,
     };
   }
 }

@@ -80,4 +80,19 @@ function fromNative(e) {
   return new SeawallError(codes.EINTERNAL, message, { cause: e });
 }
 
-module.exports = { SeawallError, isSeawallError, codes, configError, abortedError, fromNative };
+/**
+ * An error of the native layer while opening shared structure `what` named
+ * `name`, as a SeawallError; a configuration mismatch says which options every
+ * process must agree on (`agree`).
+ */
+function sharedOpenError(e, what, name, agree) {
+  const err = fromNative(e);
+  if (err.code !== codes.ESHAREDMISMATCH || name === undefined) return err;
+  return new SeawallError(
+    codes.ESHAREDMISMATCH,
+    `shared ${what} '${name}' exists with another configuration: every process must give it the same ${agree} (${err.message})`,
+    { shared: name },
+  );
+}
+
+module.exports = { SeawallError, isSeawallError, codes, configError, abortedError, fromNative, sharedOpenError };

@@ -67,6 +67,8 @@ export declare class SeawallError extends Error {
   timeoutMs?: number;
   /** ERETRYBUDGET: attempts made. */
   attempts?: number;
+  /** ESHAREDMISMATCH: the region name given as `shared`. */
+  shared?: string;
 }
 
 /** Whether `e` was thrown by seawall (optionally with `code`). */
@@ -222,18 +224,26 @@ export interface RetryBudgetOptions {
   minRetriesPerSec?: number;
   /** Percent of a retry each request deposits (0–1000). Default 20. */
   percentCanRetry?: number;
+  /** Default: the `shared` name, if any. */
   name?: string;
-  /** Not in this build (ENOTSUPPORTED). */
+  /**
+   * Share this budget with every process of the host under this name
+   * (`/dev/shm/seawall-retry-budget-<name>`). Every process must give the same
+   * `ttlMs`, `minRetriesPerSec` and `percentCanRetry` (ESHAREDMISMATCH otherwise).
+   */
   shared?: string;
 }
 
-/** Finagle RetryBudget (DESIGN §4). */
+/** Finagle RetryBudget (DESIGN §4). Times `nowMs` are of the OS monotonic clock (`monotonicMs()`), default now. */
 export declare class RetryBudget {
   constructor(options?: RetryBudgetOptions);
   readonly name: string | undefined;
+  readonly isShared: boolean;
   deposit(nowMs?: number): void;
   tryWithdraw(nowMs?: number): boolean;
   snapshot(nowMs?: number): { requests: number; retries: number; available: number };
+  /** Remove the shared budget `name` (a missing one is fine); attached processes keep theirs. */
+  static unlinkShared(name: string): void;
 }
 
 export interface RetryThrottleOptions {
@@ -241,8 +251,13 @@ export interface RetryThrottleOptions {
   maxTokens?: number;
   /** gRPC tokenRatio (> 0, 3 decimals). Default 0.1. */
   tokenRatio?: number;
+  /** Default: the `shared` name, if any. */
   name?: string;
-  /** Not in this build (ENOTSUPPORTED). */
+  /**
+   * Share this throttle with every process of the host under this name
+   * (`/dev/shm/seawall-retry-throttle-<name>`). Every process must give the same
+   * `maxTokens` and `tokenRatio` to 3 decimals (ESHAREDMISMATCH otherwise).
+   */
   shared?: string;
 }
 
@@ -250,9 +265,12 @@ export interface RetryThrottleOptions {
 export declare class RetryThrottle {
   constructor(options?: RetryThrottleOptions);
   readonly name: string | undefined;
+  readonly isShared: boolean;
   recordFailure(): boolean;
   recordSuccess(): void;
   readonly tokens: number;
+  /** Remove the shared throttle `name` (a missing one is fine); attached processes keep theirs. */
+  static unlinkShared(name: string): void;
 }
 
 /** Backoff delays on their own (DESIGN §4). */
@@ -307,21 +325,38 @@ export interface BulkheadOptions {
   queueTimeoutMs?: number;
   /** Percent of maxConcurrent each priority may use (load shedding); default 100 each. */
   shares?: Partial<Record<Priority, number>>;
+  /** For errors and metrics. Default `bulkhead-N` (or the `shared` name). */
   name?: string;
-  /** Not in this build (ENOTSUPPORTED). */
+  /**
+   * Share this bulkhead with every process of the host under this name
+   * (`/dev/shm/seawall-semaphore-<name>`): `maxConcurrent` calls at once over all
+   * of them, one FIFO queue. Every process must give the same `maxConcurrent`
+   * (≤ 4096), `maxQueue` (≤ 1024) and `shares` (ESHAREDMISMATCH otherwise);
+   * `queueTimeoutMs` and `name` are each process's own. While this process has
+   * waiters it polls for grants made by other processes (every 1–4 ms).
+   */
   shared?: string;
 }
 
 export interface BulkheadMetrics {
   name: string;
+  shared: boolean;
+  /** Permits held now (of every process, for a shared bulkhead). */
   active: number;
+  /** Waiters now (of every process, for a shared bulkhead). */
   queued: number;
   maxConcurrent: number;
   maxQueue: number;
   queueRing: number;
   limits: Record<Priority, number>;
+  /** Calls of this process that got a permit. */
   admitted: number;
+  /** Calls of this process refused. */
   rejected: { shed: number; full: number; queueTimeout: number; aborted: number };
+  /** Shared: permits callers of every process hold (a scan of the holder table); null when local. */
+  permitsOutstanding: number | null;
+  /** Shared: tickets callers of every process hold (waiting, or granted and not yet taken); null when local. */
+  ticketsOutstanding: number | null;
 }
 
 /** Bulkhead with priority load shedding (DESIGN §5). */
@@ -330,9 +365,17 @@ export declare class Bulkhead implements Policy {
   readonly name: string;
   readonly maxConcurrent: number;
   readonly maxQueue: number;
+  readonly isShared: boolean;
   execute<T>(fn: (ctx: { signal: AbortSignal | undefined }) => T | PromiseLike<T>, options?: ExecuteOptions): Promise<T>;
   wrap<P extends unknown[], T>(fn: (...args: P) => T | PromiseLike<T>, options?: ExecuteOptions): (...args: P) => Promise<Awaited<T>>;
   metrics(): BulkheadMetrics;
+  /**
+   * Shared: release the permits and cancel the tickets of processes that died
+   * holding or waiting (e.g. in a cluster's `exit` handler); zeros when local.
+   */
+  reclaimAbandoned(): { permits: number; tickets: number };
+  /** Remove the shared bulkhead `name` (a missing one is fine); attached processes keep theirs. */
+  static unlinkShared(name: string): void;
 }
 
 /** The semaphore driven by hand. */

@@ -5,20 +5,12 @@
 // decision for each failed attempt is one call into the core.
 
 const { binding, fast } = require('./native');
-const { SeawallError, isSeawallError, codes, configError, abortedError, fromNative } = require('./errors');
+const { SeawallError, isSeawallError, codes, configError, abortedError, fromNative, sharedOpenError } = require('./errors');
 const { only, number, optionalFunction, backoffConfig, budgetConfig, throttleConfig, isPlainObject } = require('./config');
 const { checkSignal, listen, noop } = require('./abort');
 const { Deadline } = require('./deadline');
 
 const { retryBudgetDeposit, retryThrottleRecordSuccess } = fast;
-
-function notYetShared(what) {
-  return new SeawallError(
-    codes.ENOTSUPPORTED,
-    `${what} { shared } needs the shared-region API for ${what}s, which this build of seawall does not have yet`,
-    { field: 'shared' },
-  );
-}
 
 function create(fn, ...args) {
   try {
@@ -28,19 +20,46 @@ function create(fn, ...args) {
   }
 }
 
+/** The `shared` option: undefined, or a non-empty region name. */
+function sharedName(options) {
+  const shared = options.shared;
+  if (shared !== undefined && (typeof shared !== 'string' || shared === '')) {
+    throw configError('shared', 'must be a non-empty region name');
+  }
+  return shared;
+}
+
 /**
  * A retry budget (Finagle RetryBudget): over `ttlMs` (default 10 000), each
  * request deposits `percentCanRetry` % of a retry (default 20), each retry
  * withdraws one, on top of a reserve of `minRetriesPerSec` · ttl (default 10/s).
- * Share one budget between every retry policy calling one dependency.
+ * Share one budget between every retry policy calling one dependency; with
+ * `shared: name`, between every process of the host too (every process must
+ * give the same options: ESHAREDMISMATCH otherwise).
  */
 class RetryBudget {
   constructor(options = {}) {
     if (!isPlainObject(options)) throw configError('options', 'must be an object');
-    if (options.shared !== undefined) throw notYetShared('RetryBudget');
-    this._token = create(binding.retryBudgetNew, budgetConfig(options));
+    const cfg = budgetConfig(options);
+    const shared = sharedName(options);
+    try {
+      this._token = binding.retryBudgetNew(cfg, shared);
+    } catch (e) {
+      throw sharedOpenError(e, 'retry budget', shared, 'ttlMs, minRetriesPerSec and percentCanRetry');
+    }
     this._h = binding.handleOf(this._token);
-    this.name = options.name;
+    this._shared = shared;
+    this.name = options.name !== undefined ? options.name : shared;
+  }
+
+  /** Whether this budget lives in a region shared by the processes of the host. */
+  get isShared() {
+    return this._shared !== undefined;
+  }
+
+  /** Remove the shared retry budget `name` from /dev/shm (a missing one is fine). */
+  static unlinkShared(name) {
+    create(binding.retryBudgetUnlinkShared, name);
   }
 
   /** One original request starts (at `nowMs` of your clock, default now). */
@@ -63,15 +82,33 @@ class RetryBudget {
 /**
  * A retry throttle (gRPC A6): tokens start at `maxTokens` (default 10); each
  * failure takes one, each success adds `tokenRatio` (default 0.1); a retry is
- * allowed while tokens > maxTokens / 2.
+ * allowed while tokens > maxTokens / 2. With `shared: name`, one throttle for
+ * every process of the host (same options everywhere: ESHAREDMISMATCH
+ * otherwise).
  */
 class RetryThrottle {
   constructor(options = {}) {
     if (!isPlainObject(options)) throw configError('options', 'must be an object');
-    if (options.shared !== undefined) throw notYetShared('RetryThrottle');
-    this._token = create(binding.retryThrottleNew, throttleConfig(options));
+    const cfg = throttleConfig(options);
+    const shared = sharedName(options);
+    try {
+      this._token = binding.retryThrottleNew(cfg, shared);
+    } catch (e) {
+      throw sharedOpenError(e, 'retry throttle', shared, 'maxTokens and tokenRatio');
+    }
     this._h = binding.handleOf(this._token);
-    this.name = options.name;
+    this._shared = shared;
+    this.name = options.name !== undefined ? options.name : shared;
+  }
+
+  /** Whether this throttle lives in a region shared by the processes of the host. */
+  get isShared() {
+    return this._shared !== undefined;
+  }
+
+  /** Remove the shared retry throttle `name` from /dev/shm (a missing one is fine). */
+  static unlinkShared(name) {
+    create(binding.retryThrottleUnlinkShared, name);
   }
 
   /** A call failed: take a token; whether its retry is allowed. */

@@ -2,6 +2,10 @@
 //! JavaScript sees it: the core's ticket / poll / cancel / release protocol, one
 //! call per step.
 //!
+//! A semaphore lives in this process (a core `Semaphore<Q>`) or in a region
+//! shared by every process of the host (`seawall_ffi::semaphore::Semaphore`,
+//! whose permits and tickets are single-use ids of its holder table).
+//!
 //! # Numbers that cross the boundary
 //! * `acquire` returns `-1` (admitted: a permit is held), a ticket `≥ 0` (queued:
 //!   poll it, or cancel it), or a rejection `-(2 + reason + 2·(queued + 2¹⁶·active))`
@@ -10,20 +14,38 @@
 //!   2 cancelled, 3 unknown; `cancel` returns 0 cancelled, 1 passed on (a permit
 //!   reached the waiter in the same instant and went on to the next waiter or the
 //!   pool), 2 unknown.
+//! * `release` gives back one permit this handle holds.
 //!
-//! The wait ring holds `Q` tickets: the smallest of 64, 512, 4 096 and 32 768
-//! that is at least twice `max_queue`, so waiters that give up out of order
-//! behind a long-lived one rarely use it up (see the core's queue bound).
+//! Local: a ticket is the core's ticket number; permits are counted by the core
+//! alone. Shared: a ticket is the holder id `high · 2¹³ + slot` (30 + 13 bits,
+//! exact in an `f64`); the handle keeps the ids of the permits it holds (any one
+//! of them is what a `release` gives back: they are alike) and of its tickets in
+//! the queue, so a ticket of another handle or process is `unknown` here, and
+//! dropping the handle gives back what it still holds.
+//!
+//! The local wait ring holds `Q` tickets: the smallest of 64, 512, 4 096 and
+//! 32 768 that is at least twice `max_queue`, so waiters that give up out of
+//! order behind a long-lived one rarely use it up (see the core's queue bound).
+//! A shared semaphore has 1 024 (`SEMAPHORE_MAX_QUEUE`), so its `max_queue` is at
+//! most 1 024 and its `max_concurrent` at most 4 096.
+
+use std::cell::RefCell;
+use std::collections::HashSet;
 
 use napi::Result;
 use napi::bindgen_prelude::External;
 use napi_derive::napi;
 use seawall_core::{
     CancelOutcome, Priority, PriorityShares, RawAdmission, RejectReason, Semaphore,
-    SemaphoreConfig, Ticket, TicketState,
+    SemaphoreConfig, SemaphoreRejected, Ticket, TicketState,
 };
+use seawall_ffi::semaphore::{
+    self as shared_sem, AcquireError, Acquired, Cancelled, Permit, Polled, SEMAPHORE_HOLDER_SLOTS,
+    SEMAPHORE_MAX_QUEUE,
+};
+use seawall_ffi::shared::OpenOptions;
 
-use crate::convert::{config_error, count, percent};
+use crate::convert::{config_error, count, percent, region_error};
 use crate::handles::{Token, registry};
 
 /// A semaphore configuration as the JS layer sends it (absent = default):
@@ -62,22 +84,157 @@ pub fn semaphore_config(c: &NativeSemaphoreConfig) -> Result<SemaphoreConfig> {
     Ok(cfg)
 }
 
-enum Sem {
+/// A local semaphore, over the smallest ring that fits.
+enum Local {
     Q64(Box<Semaphore<64>>),
     Q512(Box<Semaphore<512>>),
     Q4096(Box<Semaphore<4096>>),
     Q32768(Box<Semaphore<32768>>),
 }
 
+enum Sem {
+    Local(Local),
+    Shared(Box<Shared>),
+}
+
 macro_rules! each {
-    ($sem:expr, $s:ident => $e:expr) => {
-        match $sem {
-            Sem::Q64($s) => $e,
-            Sem::Q512($s) => $e,
-            Sem::Q4096($s) => $e,
-            Sem::Q32768($s) => $e,
+    ($local:expr, $s:ident => $e:expr) => {
+        match $local {
+            Local::Q64($s) => $e,
+            Local::Q512($s) => $e,
+            Local::Q4096($s) => $e,
+            Local::Q32768($s) => $e,
         }
     };
+}
+
+/// Holder ids cross as `high · SLOT_SPAN + slot`: the slot index (low half of
+/// the id) is below `SEMAPHORE_HOLDER_SLOTS`, the high half has 30 bits.
+const SLOT_SPAN: u64 = 1 << 13;
+const _: () = assert!(SEMAPHORE_HOLDER_SLOTS as u64 <= SLOT_SPAN);
+
+fn id_code(id: u64) -> f64 {
+    ((id >> 32) * SLOT_SPAN + (id & 0xFFFF_FFFF)) as f64
+}
+
+#[allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    reason = "codes are integers below 2^43 made by `id_code`; garbage names no ticket held here"
+)]
+fn code_id(code: f64) -> u64 {
+    let c = if code.is_finite() && code > 0.0 {
+        code as u64
+    } else {
+        0
+    };
+    ((c / SLOT_SPAN) << 32) | (c % SLOT_SPAN)
+}
+
+/// A shared semaphore and what this handle holds of it.
+struct Shared {
+    sem: shared_sem::Semaphore,
+    /// Ids of the permits this handle holds (acquired, or taken by a poll).
+    held: RefCell<Vec<u64>>,
+    /// Ids of this handle's tickets still in the queue.
+    waiting: RefCell<HashSet<u64>>,
+}
+
+impl Drop for Shared {
+    /// A handle dropped while it still holds permits or waits (its process is
+    /// ending, or its JS wrapper was collected) gives them back, so they do not
+    /// stay taken until a reclaim.
+    fn drop(&mut self) {
+        for id in self.waiting.get_mut().drain() {
+            let _ = self.sem.cancel(shared_sem::Ticket { id });
+        }
+        for id in self.held.get_mut().drain(..) {
+            let _ = self.sem.release(Permit { id });
+        }
+    }
+}
+
+impl Shared {
+    fn acquire(&self, p: Priority, wait: bool) -> f64 {
+        let got = if wait {
+            self.sem.acquire_or_enqueue(p)
+        } else {
+            self.sem.try_acquire(p).map(Acquired::Admitted)
+        };
+        match got {
+            Ok(Acquired::Admitted(permit)) => {
+                self.held.borrow_mut().push(permit.id);
+                -1.0
+            }
+            Ok(Acquired::Queued(t)) => {
+                self.waiting.borrow_mut().insert(t.id);
+                id_code(t.id)
+            }
+            Err(AcquireError::Rejected(r)) => rejection_code(r),
+            // Three scans of the holder table raced past every free slot (see
+            // `seawall_ffi::semaphore::cell`); the admission was undone. To the
+            // caller that is a bulkhead with no permit for it now.
+            Err(AcquireError::PermitsExhausted) => {
+                let s = self.sem.snapshot();
+                rejection_code(SemaphoreRejected {
+                    reason: RejectReason::Full,
+                    active: s.active,
+                    queued: s.queued,
+                })
+            }
+        }
+    }
+
+    fn poll(&self, code: f64) -> u32 {
+        let id = code_id(code);
+        if !self.waiting.borrow().contains(&id) {
+            return 3;
+        }
+        match self.sem.poll(shared_sem::Ticket { id }) {
+            Ok(Polled::Waiting) => 0,
+            Ok(Polled::Granted(permit)) => {
+                self.waiting.borrow_mut().remove(&id);
+                self.held.borrow_mut().push(permit.id);
+                1
+            }
+            // Taken by a reclaim that believed this process dead: nothing is held.
+            Err(_) => {
+                self.waiting.borrow_mut().remove(&id);
+                3
+            }
+        }
+    }
+
+    fn cancel(&self, code: f64) -> u32 {
+        let id = code_id(code);
+        if !self.waiting.borrow_mut().remove(&id) {
+            return 2;
+        }
+        match self.sem.cancel(shared_sem::Ticket { id }) {
+            Ok(Cancelled::Cancelled) => 0,
+            Ok(Cancelled::PassedOn) => 1,
+            Err(_) => 2,
+        }
+    }
+
+    /// Give back one permit this handle holds; false when it holds none.
+    fn release(&self) -> bool {
+        let Some(id) = self.held.borrow_mut().pop() else {
+            return false;
+        };
+        // An error means a reclaim (believing this process dead) released it
+        // already: either way it is given back.
+        let _ = self.sem.release(Permit { id });
+        true
+    }
+}
+
+fn rejection_code(r: SemaphoreRejected) -> f64 {
+    let reason = match r.reason {
+        RejectReason::Shed => 0.0,
+        RejectReason::Full => 1.0,
+    };
+    -(2.0 + reason + 2.0 * (f64::from(r.queued) + 65_536.0 * f64::from(r.active)))
 }
 
 fn boxed<const Q: usize>(cfg: SemaphoreConfig) -> Result<Box<Semaphore<Q>>> {
@@ -121,22 +278,52 @@ fn with<R>(h: f64, f: impl FnOnce(&Sem) -> R) -> Result<R> {
     SEMAPHORES.with(|r| r.with(h, f))
 }
 
-/// A semaphore with every permit free; returns the token that owns it (its
-/// handle: `handleOf`). Throws on an invalid configuration.
-#[napi]
-pub fn semaphore_new(config: NativeSemaphoreConfig) -> Result<External<Token>> {
-    let cfg = semaphore_config(&config)?;
+fn local(cfg: SemaphoreConfig) -> Result<(Local, usize)> {
     let q = cfg.max_queue.saturating_mul(2);
-    let sem = if q <= 64 {
-        Sem::Q64(boxed(cfg)?)
+    let local = if q <= 64 {
+        Local::Q64(boxed(cfg)?)
     } else if q <= 512 {
-        Sem::Q512(boxed(cfg)?)
+        Local::Q512(boxed(cfg)?)
     } else if q <= 4096 {
-        Sem::Q4096(boxed(cfg)?)
+        Local::Q4096(boxed(cfg)?)
     } else {
-        Sem::Q32768(boxed(cfg)?)
+        Local::Q32768(boxed(cfg)?)
     };
-    let size = each!(&sem, s => size_of_val(&**s));
+    let size = each!(&local, s => size_of_val(&**s));
+    Ok((local, size))
+}
+
+/// A semaphore with every permit free in this process, or (with `shared`) the
+/// semaphore named `shared` in `/dev/shm`, created or attached (attaching changes
+/// nothing). Returns the token that owns it (its handle: `handleOf`). Throws on
+/// an invalid configuration or a region that cannot be opened (see
+/// `convert::region_error`).
+#[napi]
+pub fn semaphore_new(
+    config: NativeSemaphoreConfig,
+    shared: Option<String>,
+) -> Result<External<Token>> {
+    let cfg = semaphore_config(&config)?;
+    let (sem, size) = match shared {
+        None => {
+            let (l, size) = local(cfg)?;
+            (Sem::Local(l), size)
+        }
+        Some(name) => {
+            let sem = shared_sem::Semaphore::open_shared(&name, &cfg, &OpenOptions::default())
+                .map_err(region_error)?;
+            let shared = Shared {
+                sem,
+                held: RefCell::new(Vec::new()),
+                waiting: RefCell::new(HashSet::new()),
+            };
+            // The mapping this small token keeps alive, so V8 collects it in time.
+            (
+                Sem::Shared(Box::new(shared)),
+                shared_sem::Semaphore::region_size(),
+            )
+        }
+    };
     let handle = SEMAPHORES.with(|r| r.insert(sem))?;
     Ok(External::new_with_size_hint(Token::new(handle, free), size))
 }
@@ -145,67 +332,78 @@ pub fn semaphore_new(config: NativeSemaphoreConfig) -> Result<External<Token>> {
 /// see the module docs for the number returned. `priority`: 0 critical, 1 high,
 /// 2 normal, 3 low.
 pub fn semaphore_acquire(h: f64, priority: u32, wait: bool) -> Result<f64> {
-    with(h, |sem| {
-        match each!(sem, s => s.acquire_raw(self::priority(priority), wait)) {
+    let p = self::priority(priority);
+    with(h, |sem| match sem {
+        Sem::Local(l) => match each!(l, s => s.acquire_raw(p, wait)) {
             Ok(RawAdmission::Admitted) => -1.0,
             Ok(RawAdmission::Queued(t)) => f64::from(t.id),
-            Err(r) => {
-                let reason = match r.reason {
-                    RejectReason::Shed => 0.0,
-                    RejectReason::Full => 1.0,
-                };
-                -(2.0 + reason + 2.0 * (f64::from(r.queued) + 65_536.0 * f64::from(r.active)))
-            }
-        }
+            Err(r) => rejection_code(r),
+        },
+        Sem::Shared(s) => s.acquire(p, wait),
     })
+}
+
+#[allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    reason = "local tickets are u32 values handed out by acquire; garbage saturates"
+)]
+fn local_ticket(code: f64) -> Ticket {
+    Ticket { id: code as u32 }
+}
+
+fn poll_in(sem: &Sem, ticket: f64) -> u32 {
+    match sem {
+        Sem::Local(l) => ticket_state(each!(l, s => s.poll(local_ticket(ticket)))),
+        Sem::Shared(s) => s.poll(ticket),
+    }
 }
 
 /// Where `ticket` stands (0 waiting, 1 granted, 2 cancelled, 3 unknown).
-pub fn semaphore_poll(h: f64, ticket: u32) -> Result<u32> {
-    with(h, |sem| {
-        ticket_state(each!(sem, s => s.poll(Ticket { id: ticket })))
-    })
+pub fn semaphore_poll(h: f64, ticket: f64) -> Result<u32> {
+    with(h, |sem| poll_in(sem, ticket))
 }
 
 /// The waiter of `ticket` leaves the queue (0 cancelled, 1 passed on, 2 unknown).
-pub fn semaphore_cancel(h: f64, ticket: u32) -> Result<u32> {
-    with(
-        h,
-        |sem| match each!(sem, s => s.cancel(Ticket { id: ticket })) {
+pub fn semaphore_cancel(h: f64, ticket: f64) -> Result<u32> {
+    with(h, |sem| match sem {
+        Sem::Local(l) => match each!(l, s => s.cancel(local_ticket(ticket))) {
             CancelOutcome::Cancelled => 0,
             CancelOutcome::PassedOn => 1,
             CancelOutcome::Unknown => 2,
         },
-    )
+        Sem::Shared(s) => s.cancel(ticket),
+    })
 }
 
 /// Give a permit back (to the oldest waiter, else the pool), then poll `head`
 /// (the caller's oldest live ticket, or a negative number for none): returns its
 /// state as `semaphore_poll` does, 3 when there is no `head`, and -1 when no
 /// permit was held (nothing changed).
-#[allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    reason = "tickets are u32 values handed out by acquire"
-)]
 pub fn semaphore_release(h: f64, head: f64) -> Result<i32> {
     with(h, |sem| {
-        if !each!(sem, s => s.release()) {
-            return -1;
-        }
-        if head >= 0.0 {
-            i32::from(ticket_state(each!(sem, s => s.poll(Ticket { id: head as u32 }))) as u8)
+        let released = match sem {
+            Sem::Local(l) => each!(l, s => s.release()),
+            Sem::Shared(s) => s.release(),
+        };
+        if !released {
+            -1
+        } else if head >= 0.0 {
+            i32::from(poll_in(sem, head) as u8)
         } else {
             3
         }
     })
 }
 
-/// Permits held and waiters queued now.
+/// Permits held and waiters queued now (of every process, for a shared one).
 #[napi]
 pub fn semaphore_snapshot(h: f64) -> Result<NativeSemaphoreSnapshot> {
     with(h, |sem| {
-        let s = each!(sem, s => s.snapshot());
+        let s = match sem {
+            Sem::Local(l) => each!(l, s => s.snapshot()),
+            Sem::Shared(s) => s.sem.snapshot(),
+        };
         NativeSemaphoreSnapshot {
             active: s.active,
             queued: s.queued,
@@ -218,18 +416,73 @@ pub fn semaphore_snapshot(h: f64) -> Result<NativeSemaphoreSnapshot> {
 #[napi]
 pub fn semaphore_limits(h: f64) -> Result<Vec<u32>> {
     with(h, |sem| {
-        let mut v: Vec<u32> = Priority::ALL
-            .iter()
-            .map(|p| each!(sem, s => s.limit(*p)))
-            .collect();
+        let limit = |p: Priority| match sem {
+            Sem::Local(l) => each!(l, s => s.limit(p)),
+            Sem::Shared(s) => s.sem.limit(p),
+        };
+        let mut v: Vec<u32> = Priority::ALL.iter().map(|p| limit(*p)).collect();
         v.push(match sem {
-            Sem::Q64(_) => 64,
-            Sem::Q512(_) => 512,
-            Sem::Q4096(_) => 4096,
-            Sem::Q32768(_) => 32768,
+            Sem::Local(Local::Q64(_)) => 64,
+            Sem::Local(Local::Q512(_)) => 512,
+            Sem::Local(Local::Q4096(_)) => 4096,
+            Sem::Local(Local::Q32768(_)) => 32768,
+            Sem::Shared(_) => SEMAPHORE_MAX_QUEUE as u32,
         });
         v
     })
+}
+
+/// What a shared semaphore's holder table says, and what this handle holds.
+#[napi(object)]
+pub struct NativeSemaphoreHolders {
+    /// Permits held by callers of every process (a scan of the holder table).
+    pub permits_outstanding: f64,
+    /// Tickets held by callers of every process (waiting, or granted and not yet
+    /// polled).
+    pub tickets_outstanding: f64,
+    /// Permits this handle holds.
+    pub held_here: u32,
+    /// Tickets of this handle in the queue.
+    pub waiting_here: u32,
+}
+
+/// Shared semaphores: the holder table's counts (null for a local semaphore).
+#[napi]
+pub fn semaphore_holders(h: f64) -> Result<Option<NativeSemaphoreHolders>> {
+    with(h, |sem| match sem {
+        Sem::Local(_) => None,
+        Sem::Shared(s) => {
+            let f = s.sem.full_snapshot();
+            Some(NativeSemaphoreHolders {
+                permits_outstanding: f.permits_outstanding as f64,
+                tickets_outstanding: f.tickets_outstanding as f64,
+                held_here: u32::try_from(s.held.borrow().len()).unwrap_or(u32::MAX),
+                waiting_here: u32::try_from(s.waiting.borrow().len()).unwrap_or(u32::MAX),
+            })
+        }
+    })
+}
+
+/// Shared semaphores: release the permits and cancel the tickets of processes
+/// that no longer exist (a worker killed while it held or waited); returns
+/// `[permits, tickets]`, `[0, 0]` for a local semaphore. Only correct where every
+/// sharer sees the same pids (one pid namespace).
+#[napi]
+pub fn semaphore_reclaim_abandoned(h: f64) -> Result<Vec<f64>> {
+    with(h, |sem| match sem {
+        Sem::Local(_) => vec![0.0, 0.0],
+        Sem::Shared(s) => {
+            let (permits, tickets) = s.sem.reclaim_abandoned();
+            vec![permits as f64, tickets as f64]
+        }
+    })
+}
+
+/// Remove the shared semaphore `name` (a missing one is fine). Processes attached
+/// to it keep theirs; the next open creates a new one.
+#[napi]
+pub fn semaphore_unlink_shared(name: String) -> Result<()> {
+    shared_sem::Semaphore::unlink_shared(&name).map_err(region_error)
 }
 
 /// Semaphores alive in this thread.

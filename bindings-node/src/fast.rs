@@ -124,10 +124,10 @@ fast!(semaphore_release, [h, head], {
     crate::bulkhead::semaphore_release(h, head).map(f64::from)
 });
 fast!(semaphore_poll, [h, ticket], {
-    crate::bulkhead::semaphore_poll(h, u32_of(ticket)).map(f64::from)
+    crate::bulkhead::semaphore_poll(h, ticket).map(f64::from)
 });
 fast!(semaphore_cancel, [h, ticket], {
-    crate::bulkhead::semaphore_cancel(h, u32_of(ticket)).map(f64::from)
+    crate::bulkhead::semaphore_cancel(h, ticket).map(f64::from)
 });
 fast!(retry_budget_deposit, [h], {
     crate::retry::retry_budget_deposit(h, None).map(|()| 0.0)

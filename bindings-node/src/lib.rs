@@ -1,7 +1,8 @@
 //! # seawall-node
 //!
 //! The native half of the npm package `seawall`: thin napi-rs classes over the
-//! lock-free core (`seawall-core`) and the shared breaker of `seawall-ffi`. The
+//! lock-free core (`seawall-core`) and the shareable structures of `seawall-ffi`
+//! (breaker, semaphore, retry budget and throttle, in `/dev/shm`). The
 //! JavaScript layer in `lib/` adds Promises, `AbortSignal`s, events and
 //! composition; everything that decides (admission, windows, backoff, budgets,
 //! hand-off) happens here, in the core.

@@ -5,11 +5,10 @@
 //! The JS layer asks [`retry_policy_decide`] once per failed attempt; the
 //! answer is a delay in ms (`≥ 0`) or why to give up (`-1` max attempts, `-2`
 //! deadline, `-3` budget exhausted, `-4` throttled). Budgets and throttles are
-//! their own objects so that many policies (and, once shared regions exist for
-//! them, many processes) can draw on one.
+//! their own objects so that many policies, and with `shared` every process of
+//! the host (`seawall_ffi::retry`, a region in `/dev/shm`), draw on one.
 
 use std::cell::{Cell, RefCell};
-use std::ops::Deref;
 use std::rc::Rc;
 
 use napi::bindgen_prelude::External;
@@ -21,24 +20,25 @@ use seawall_core::{
     SplitMix64,
 };
 use seawall_ffi::clock::monotonic_ns;
+use seawall_ffi::handle::Handle;
+use seawall_ffi::shared::{OpenOptions, Shareable};
 
-use crate::convert::{config_error, count, factor, ms_to_ns, ns_to_ms, percent, round_u64};
+use crate::convert::{
+    config_error, count, factor, ms_to_ns, ns_to_ms, percent, region_error, round_u64,
+};
 use crate::handles::{Token, registry};
 
-/// Where a budget or throttle lives. Today: this process. A shared variant
-/// (`SharedRegion<T>` of `seawall_ffi::shared`) slots in here once the safe
-/// shared API for these structures exists; every method goes through `Deref`.
-enum Store<T> {
-    Local(Box<T>),
-}
-
-impl<T> Deref for Store<T> {
-    type Target = T;
-    fn deref(&self) -> &T {
-        match self {
-            Self::Local(b) => b,
+/// A budget or throttle in this process, or (with `shared`) the one named
+/// `shared`, created or attached (attaching changes nothing; another
+/// configuration is `ESHAREDMISMATCH`). Every method goes through `Deref`.
+fn store<T: Shareable>(config: &T::Config, shared: Option<String>) -> Result<Rc<Handle<T>>> {
+    let handle = match shared {
+        None => Handle::new(config).map_err(config_error)?,
+        Some(name) => {
+            Handle::open_shared(&name, config, &OpenOptions::default()).map_err(region_error)?
         }
-    }
+    };
+    Ok(Rc::new(handle))
 }
 
 fn now_or_clock(now_ms: Option<f64>) -> u64 {
@@ -173,7 +173,7 @@ pub struct NativeRetryBudgetSnapshot {
     pub available: f64,
 }
 
-type BudgetRef = Rc<Store<RetryBudget>>;
+type BudgetRef = Rc<Handle<RetryBudget>>;
 
 registry!(BUDGETS, BudgetRef, "retry budget");
 
@@ -185,10 +185,15 @@ fn with_budget<R>(h: f64, f: impl FnOnce(&RetryBudget) -> R) -> Result<R> {
     BUDGETS.with(|r| r.with(h, |b| f(b)))
 }
 
-/// A retry budget (Finagle `RetryBudget`, DESIGN §4); returns the token that
-/// owns it. Throws on an invalid configuration.
+/// A retry budget (Finagle `RetryBudget`, DESIGN §4) in this process, or (with
+/// `shared`) the budget named `shared` in `/dev/shm`, created or attached;
+/// returns the token that owns it. Throws on an invalid configuration or a
+/// region that cannot be opened.
 #[napi]
-pub fn retry_budget_new(config: NativeRetryBudgetConfig) -> Result<External<Token>> {
+pub fn retry_budget_new(
+    config: NativeRetryBudgetConfig,
+    shared: Option<String>,
+) -> Result<External<Token>> {
     let d = RetryBudgetConfig::DEFAULT;
     let cfg = RetryBudgetConfig {
         ttl_ns: config.ttl_ms.map_or(d.ttl_ns, ms_to_ns),
@@ -199,9 +204,16 @@ pub fn retry_budget_new(config: NativeRetryBudgetConfig) -> Result<External<Toke
             .percent_can_retry
             .map_or(d.percent_can_retry, percent),
     };
-    let budget = RetryBudget::new(cfg).map_err(config_error)?;
-    let handle = BUDGETS.with(|r| r.insert(Rc::new(Store::Local(Box::new(budget)))))?;
+    let budget = store::<RetryBudget>(&cfg, shared)?;
+    let handle = BUDGETS.with(|r| r.insert(budget))?;
     Ok(External::new(Token::new(handle, free_budget)))
+}
+
+/// Remove the shared retry budget `name` (a missing one is fine). Processes
+/// attached to it keep theirs; the next open creates a new one.
+#[napi]
+pub fn retry_budget_unlink_shared(name: String) -> Result<()> {
+    Handle::<RetryBudget>::unlink_shared(&name).map_err(region_error)
 }
 
 /// One original request starts (deposits `percent_can_retry` of a retry).
@@ -244,7 +256,7 @@ pub struct NativeRetryThrottleConfig {
     pub token_ratio: Option<f64>,
 }
 
-type ThrottleRef = Rc<Store<RetryThrottle>>;
+type ThrottleRef = Rc<Handle<RetryThrottle>>;
 
 registry!(THROTTLES, ThrottleRef, "retry throttle");
 
@@ -256,18 +268,30 @@ fn with_throttle<R>(h: f64, f: impl FnOnce(&RetryThrottle) -> R) -> Result<R> {
     THROTTLES.with(|r| r.with(h, |t| f(t)))
 }
 
-/// A retry throttle (gRPC A6, DESIGN §4); returns the token that owns it.
-/// Throws on an invalid configuration.
+/// A retry throttle (gRPC A6, DESIGN §4) in this process, or (with `shared`)
+/// the throttle named `shared` in `/dev/shm`, created or attached; returns the
+/// token that owns it. Throws on an invalid configuration or a region that
+/// cannot be opened.
 #[napi]
-pub fn retry_throttle_new(config: NativeRetryThrottleConfig) -> Result<External<Token>> {
+pub fn retry_throttle_new(
+    config: NativeRetryThrottleConfig,
+    shared: Option<String>,
+) -> Result<External<Token>> {
     let d = RetryThrottleConfig::DEFAULT;
     let cfg = RetryThrottleConfig {
         max_milli_tokens: config.max_tokens.map_or(d.max_milli_tokens, milli),
         token_ratio_milli: config.token_ratio.map_or(d.token_ratio_milli, milli),
     };
-    let throttle = RetryThrottle::new(cfg).map_err(config_error)?;
-    let handle = THROTTLES.with(|r| r.insert(Rc::new(Store::Local(Box::new(throttle)))))?;
+    let throttle = store::<RetryThrottle>(&cfg, shared)?;
+    let handle = THROTTLES.with(|r| r.insert(throttle))?;
     Ok(External::new(Token::new(handle, free_throttle)))
+}
+
+/// Remove the shared retry throttle `name` (a missing one is fine). Processes
+/// attached to it keep theirs; the next open creates a new one.
+#[napi]
+pub fn retry_throttle_unlink_shared(name: String) -> Result<()> {
+    Handle::<RetryThrottle>::unlink_shared(&name).map_err(region_error)
 }
 
 /// A call failed: take a token; whether its retry is allowed.

@@ -113,9 +113,17 @@ test('an error in the call releases the permit', async () => {
   assert.equal(b.metrics().active, 0);
 });
 
-test('invalid bulkhead options throw EINVALIDCONFIG; shared is not in this build', () => {
+test('invalid bulkhead options throw EINVALIDCONFIG naming the option', () => {
   assert.throws(() => new Bulkhead({ maxConcurrent: 0 }), { code: 'EINVALIDCONFIG', field: 'maxConcurrent' });
   assert.throws(() => new Bulkhead({ shares: { low: 120 } }), { code: 'EINVALIDCONFIG', field: 'shares.low' });
   assert.throws(() => new Bulkhead({ maxQueue: -1 }), { code: 'EINVALIDCONFIG', field: 'maxQueue' });
-  assert.throws(() => new Bulkhead({ shared: 'db' }), { code: 'ENOTSUPPORTED', field: 'shared' });
+  assert.throws(() => new Bulkhead({ shared: '' }), { code: 'EINVALIDCONFIG', field: 'shared' });
+  assert.throws(() => new Bulkhead({ shared: '../etc' }), { code: 'EINVALIDCONFIG', field: 'shared' });
+  // A shared semaphore's queue ring has 1024 slots and its holder table room for
+  // 4096 permits (a local one takes up to 32 768 waiters).
+  const name = `node-limits-${process.pid}`;
+  assert.throws(() => new Bulkhead({ shared: name, maxQueue: 1025 }), { code: 'EINVALIDCONFIG', field: 'maxQueue' });
+  assert.throws(() => new Bulkhead({ shared: name, maxConcurrent: 4097 }), { code: 'EINVALIDCONFIG', field: 'maxConcurrent' });
+  assert.equal(new Bulkhead({ maxQueue: 1025 }).maxQueue, 1025);
+  Bulkhead.unlinkShared(name);
 });

@@ -22,4 +22,30 @@ async function rejection(p) {
   throw new Error('expected a rejection');
 }
 
-module.exports = { delay, deferred, rejection };
+/**
+ * The next IPC message `{ step }` from child process `w`; rejects when it
+ * answers `{ step, error }` or exits first.
+ */
+function reply(w, step) {
+  return new Promise((resolve, reject) => {
+    const onMessage = (m) => {
+      if (m.step !== step) return;
+      w.off('message', onMessage);
+      w.off('exit', onExit);
+      if (m.error !== undefined) reject(new Error(`worker ${step}: ${m.error}`));
+      else resolve(m);
+    };
+    const onExit = (code) => reject(new Error(`worker exited (${code}) before ${step}`));
+    w.on('message', onMessage);
+    w.once('exit', onExit);
+  });
+}
+
+/** Send `{ step, ...args }` to child process `w` and wait for its answer. */
+function ask(w, step, args = {}) {
+  const r = reply(w, step);
+  w.send({ step, ...args });
+  return r;
+}
+
+module.exports = { delay, deferred, rejection, reply, ask };

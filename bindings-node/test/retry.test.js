@@ -146,5 +146,8 @@ test('invalid retry options throw EINVALIDCONFIG', () => {
   assert.throws(() => new Retry({ backoff: { jitter: 'wild' } }), { code: 'EINVALIDCONFIG', field: 'backoff.jitter' });
   assert.throws(() => new Retry({ backoff: { baseMs: 100, maxMs: 10 } }), { code: 'EINVALIDCONFIG', field: 'backoff.maxMs' });
   assert.throws(() => new RetryThrottle({ maxTokens: 2000 }), { code: 'EINVALIDCONFIG', field: 'maxTokens' });
-  assert.throws(() => new RetryBudget({ shared: 'x' }), { code: 'ENOTSUPPORTED' });
+  assert.throws(() => new RetryBudget({ shared: '' }), { code: 'EINVALIDCONFIG', field: 'shared' });
+  assert.throws(() => new RetryBudget({ shared: '../etc' }), { code: 'EINVALIDCONFIG', field: 'shared' });
+  assert.throws(() => new RetryThrottle({ shared: 7 }), { code: 'EINVALIDCONFIG', field: 'shared' });
+  assert.throws(() => new RetryThrottle({ shared: 'a b' }), { code: 'EINVALIDCONFIG', field: 'shared' });
 });

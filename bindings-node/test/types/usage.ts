@@ -2,7 +2,7 @@
 // must accept this code and keep the wrapped functions' types; the lines marked
 // as expected errors must stay errors.
 import {
-  CircuitBreaker, Bulkhead, Retry, retry, RetryBudget, timeout, wrap, pipeline, StaleCache,
+  CircuitBreaker, Bulkhead, Retry, retry, RetryBudget, RetryThrottle, timeout, wrap, pipeline, StaleCache,
   Deadline, isSeawallError, SeawallError, Health, registerMetrics, type BreakerState,
   type PipelineResult,
 } from 'seawall';
@@ -62,6 +62,20 @@ export async function main(): Promise<void> {
   await bulkhead.execute(async () => 'x', { priority: 'urgent' });
 
   const budget = new RetryBudget({ ttlMs: 10_000, percentCanRetry: 20, minRetriesPerSec: 10 });
+
+  // One bulkhead, budget and throttle for every process of the host.
+  const sharedDb = new Bulkhead({ shared: 'db', maxConcurrent: 8, maxQueue: 32, queueTimeoutMs: 200 });
+  const isShared: boolean = sharedDb.isShared;
+  const { permits, tickets }: { permits: number; tickets: number } = sharedDb.reclaimAbandoned();
+  const outstanding: number | null = sharedDb.metrics().permitsOutstanding;
+  Bulkhead.unlinkShared('db');
+  const sharedBudget = new RetryBudget({ shared: 'db', percentCanRetry: 20 });
+  const sharedThrottle = new RetryThrottle({ shared: 'db', maxTokens: 10, tokenRatio: 0.1 });
+  console.log(isShared, permits, tickets, outstanding, sharedBudget.isShared, sharedThrottle.tokens);
+  RetryBudget.unlinkShared('db');
+  RetryThrottle.unlinkShared('db');
+  // @ts-expect-error a region name is a string
+  new Bulkhead({ shared: 7 });
   const r: number = await retry(async ({ attempt }) => attempt, {
     attempts: 5,
     backoff: { baseMs: 100, multiplier: 2, maxMs: 2000, jitter: 'decorrelated' },
