@@ -269,10 +269,15 @@ impl<const N: usize> SlidingWindow for CountWindow<N> {
             {
                 // Fails only when someone already committed this claim, or a newer
                 // generation reset the window (then this outcome is stale anyway).
-                let done = self.commit(a, claim).pack();
-                let _ = self
+                let done = self.commit(a, claim);
+                if self
                     .agg
-                    .compare_exchange(raw, done, Ordering::AcqRel, Ordering::Acquire);
+                    .compare_exchange(raw, done.pack(), Ordering::AcqRel, Ordering::Acquire)
+                    .is_ok()
+                {
+                    // The common case: these are the counts right after this outcome.
+                    return Some(done.window_counts());
+                }
             }
             #[cfg(seawall_mutant = "count_blind_commit")]
             {

@@ -16,6 +16,7 @@
 use crossbeam_utils::CachePadded;
 
 use super::{Sample, SlidingWindow, WindowConfig, WindowCounts, gen_newer};
+use crate::div::Divisor;
 use crate::error::{ConfigError, Field, Problem};
 use crate::sync::{AtomicU64, AtomicU128, Ordering, raise_to};
 
@@ -25,15 +26,16 @@ const EPOCH_MASK: u64 = (1 << EPOCH_BITS) - 1;
 /// Time-based window of up to `B` buckets; the configured bucket count may be smaller.
 ///
 /// `size_of::<TimeWindow<B>>()` is `32·B` bytes of buckets, one cache line (128 bytes
-/// on x86-64 and aarch64) for the epoch high-water mark, and 16 bytes of
-/// configuration, rounded to the cache-line alignment.
+/// on x86-64 and aarch64) for the epoch high-water mark, and 32 bytes of
+/// configuration (bucket count and width with their precomputed reciprocals),
+/// rounded to the cache-line alignment.
 #[repr(C)]
 pub struct TimeWindow<const B: usize> {
     head: CachePadded<AtomicU64>,
     main: [AtomicU128; B],
     slow: [AtomicU128; B],
-    buckets: u32,
-    width_ns: u64,
+    buckets: Divisor,
+    width: Divisor,
 }
 
 /// One slot word, unpacked.
@@ -99,8 +101,8 @@ impl<const B: usize> TimeWindow<B> {
             head: CachePadded::new(AtomicU64::new(0)),
             main: core::array::from_fn(|_| AtomicU128::new(0)),
             slow: core::array::from_fn(|_| AtomicU128::new(0)),
-            buckets,
-            width_ns: bucket_width_ns,
+            buckets: Divisor::new(u64::from(buckets)),
+            width: Divisor::new(bucket_width_ns),
         })
     }
 
@@ -118,7 +120,7 @@ impl<const B: usize> TimeWindow<B> {
     /// The bucket epoch for `now`, raised to the largest seen (a clock that steps
     /// back counts as no time passed), and whether this call raised it.
     fn advance(&self, now: u64) -> (u64, bool) {
-        raise_to(&self.head, now / self.width_ns)
+        raise_to(&self.head, self.width.div(now))
     }
 
     /// Add one outcome to slot `cell` for tag (`generation`, `epoch`).
@@ -182,11 +184,11 @@ impl<const B: usize> TimeWindow<B> {
 
     /// Sum of the buckets of `generation` in the window ending at epoch `head`.
     fn sum(&self, generation: u16, head: u64) -> WindowCounts {
-        let span = u64::from(self.buckets);
+        let span = self.buckets.get();
         let live =
             |b: &Bucket| b.generation == generation && b.epoch <= head && head - b.epoch < span;
         let mut c = WindowCounts::default();
-        let n = self.buckets as usize;
+        let n = self.buckets.get() as usize;
         for cell in &self.main[..n] {
             let b = Bucket::unpack(cell.load(Ordering::Acquire));
             if live(&b) {
@@ -220,8 +222,8 @@ impl<const B: usize> SlidingWindow for TimeWindow<B> {
 
     fn config(&self) -> WindowConfig {
         WindowConfig::Time {
-            buckets: self.buckets,
-            bucket_width_ns: self.width_ns,
+            buckets: self.buckets.get() as u32,
+            bucket_width_ns: self.width.get(),
         }
     }
 
@@ -233,7 +235,7 @@ impl<const B: usize> SlidingWindow for TimeWindow<B> {
         gate: u64,
     ) -> Option<WindowCounts> {
         let (epoch, advanced) = self.advance(now);
-        let slot = (epoch % u64::from(self.buckets)) as usize;
+        let slot = self.buckets.rem(epoch) as usize;
         let Bump::Added { rotated, n } =
             Self::bump(&self.main[slot], generation, epoch, sample.failure)
         else {
@@ -252,12 +254,12 @@ impl<const B: usize> SlidingWindow for TimeWindow<B> {
     }
 
     fn counts_gen(&self, generation: u16, now: u64) -> WindowCounts {
-        let head = self.head.load(Ordering::Acquire).max(now / self.width_ns);
+        let head = self.head.load(Ordering::Acquire).max(self.width.div(now));
         self.sum(generation, head)
     }
 
     fn latest_gen(&self) -> Option<u16> {
-        let n = self.buckets as usize;
+        let n = self.buckets.get() as usize;
         self.main[..n]
             .iter()
             .map(|c| Bucket::unpack(c.load(Ordering::Acquire)))
