@@ -13,6 +13,7 @@ pairs=(
   "bucket_reset windows d_bucket_rotation_loses_no_record_of_the_new_epoch"
   "count_stale_claim windows d_count_window_generation_change_is_exact"
   "count_blind_commit windows count_window_claims_commit_exactly_once"
+  "time_stale_replace windows d_time_window_straggler_never_replaces_the_current_generation"
   "open_until_split breaker e_open_until_belongs_to_its_opening"
   "double_consume breaker f_every_permit_consumed_once"
   "budget_check_then_withdraw retry g_budget_racing_retries_never_overdraw"

@@ -221,7 +221,7 @@ pub fn run<D: BreakerDriver>(sc: &Scenario, d: &mut D) -> Result<(), StepError> 
 /// The Rust core behind [`BreakerDriver`], for either window kind.
 pub enum CoreBreaker {
     /// Count-based window.
-    Count(Box<CircuitBreaker<CountWindow<4096>>>),
+    Count(Box<CircuitBreaker<CountWindow<4095>>>),
     /// Time-based window.
     Time(Box<CircuitBreaker<TimeWindow<256>>>),
 }

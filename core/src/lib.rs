@@ -40,6 +40,7 @@ extern crate std;
 
 mod breaker;
 mod deadline;
+mod div;
 mod error;
 mod health;
 mod mix;

@@ -224,3 +224,73 @@ fn rates_are_compared_exactly() {
     b.try_acquire(0).unwrap().failure(0, 0); // S F F → 2/3
     assert_eq!(b.state(), State::Open);
 }
+
+/// Many failed probe cycles without a closed period move the epoch far past 2¹⁵
+/// (each cycle is two epochs); the window must still take the next closed
+/// period's records and open on its rate rule. (Serial-number guessing between the
+/// window's generation and the record's once dropped every record from there on.)
+fn opens_again_after_a_long_outage<W: seawall_core::SlidingWindow>(window: WindowConfig) {
+    let b: CircuitBreaker<W> = CircuitBreaker::new(BreakerConfig {
+        window,
+        minimum_calls: 4,
+        open_duration_ns: 10,
+        ..BreakerConfig::DEFAULT
+    })
+    .unwrap();
+    let mut now = millis(1);
+    for _ in 0..4 {
+        b.try_acquire(now).unwrap().failure(0, now);
+    }
+    assert_eq!(b.state(), State::Open);
+    for _ in 0..40_000 {
+        now += 10;
+        b.try_acquire(now).unwrap().failure(0, now); // half-open probe fails: reopen
+    }
+    assert!(b.epoch() > 80_000);
+    now += 10;
+    b.try_acquire(now).unwrap().success(0, now);
+    assert_eq!(b.state(), State::Closed);
+    for i in 0..4 {
+        b.try_acquire(now).unwrap().failure(0, now);
+        assert_eq!(
+            b.metrics(now).window.calls,
+            i + 1,
+            "every record of the new period counts"
+        );
+    }
+    assert_eq!(b.state(), State::Open, "the rate rule still opens");
+}
+
+#[test]
+fn the_rate_rule_works_after_a_long_outage() {
+    opens_again_after_a_long_outage::<CountWindow<10>>(WindowConfig::Count { size: 8 });
+    opens_again_after_a_long_outage::<TimeWindow<4>>(WindowConfig::Time {
+        buckets: 4,
+        bucket_width_ns: millis(100),
+    });
+}
+
+#[test]
+fn a_count_window_of_the_largest_size_fills_and_evicts() {
+    let w = CountWindow::<4095>::with_size(4095).unwrap();
+    for i in 0..3 * 4095u32 {
+        w.record(Sample {
+            failure: i % 2 == 0,
+            slow: i % 3 == 0,
+        });
+    }
+    // The last 4 095 records are i = 8 190 .. 12 284: failures at even i, slow at i % 3 == 0.
+    let last = 2 * 4095..3 * 4095u32;
+    let c = w.counts();
+    assert_eq!(c.calls, 4095);
+    assert_eq!(
+        c.failures,
+        last.clone().filter(|i| i % 2 == 0).count() as u64
+    );
+    assert_eq!(c.slow, last.clone().filter(|i| i % 3 == 0).count() as u64);
+    assert_eq!(c.slow_failures, last.filter(|i| i % 6 == 0).count() as u64);
+    assert!(
+        CountWindow::<4096>::with_size(4096).is_err(),
+        "4 095 is the largest size"
+    );
+}

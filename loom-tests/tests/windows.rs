@@ -46,9 +46,10 @@ fn d_bucket_rotation_loses_no_record_of_the_new_epoch() {
     });
 }
 
-/// (d') Records of one generation racing with a record of the next (which resets
-/// the count window) and its follow-ups: the new generation's window holds exactly
-/// its own outcomes, and keeps evicting exactly once it is full.
+/// (d') A straggler of generation 0 (its breaker has since moved on: not current)
+/// racing with a record of the current generation 1 (which resets the count window)
+/// and its follow-ups: the new generation's window holds exactly its own outcomes,
+/// and keeps evicting exactly once it is full.
 #[test]
 fn d_count_window_generation_change_is_exact() {
     model(|| {
@@ -56,14 +57,14 @@ fn d_count_window_generation_change_is_exact() {
         let old = {
             let w = w.clone();
             thread::spawn(move || {
-                let _ = w.record_gen(0, FAIL, 0, 0);
+                let _ = w.record_gen(0, FAIL, 0, 0, || false);
             })
         };
         let new = {
             let w = w.clone();
             thread::spawn(move || {
-                let _ = w.record_gen(1, OK, 0, 0);
-                let _ = w.record_gen(1, FAIL, 0, 0);
+                let _ = w.record_gen(1, OK, 0, 0, || true);
+                let _ = w.record_gen(1, FAIL, 0, 0, || true);
             })
         };
         old.join().unwrap();
@@ -71,8 +72,8 @@ fn d_count_window_generation_change_is_exact() {
         let c = w.counts_gen(1, 0);
         assert_eq!((c.calls, c.failures), (2, 1));
         // Two more of generation 1 must evict exactly the two above.
-        let _ = w.record_gen(1, OK, 0, 0);
-        let _ = w.record_gen(1, OK, 0, 0);
+        let _ = w.record_gen(1, OK, 0, 0, || true);
+        let _ = w.record_gen(1, OK, 0, 0, || true);
         let c = w.counts_gen(1, 0);
         assert_eq!((c.calls, c.failures), (2, 0), "window of 2 after 4 records");
     });
@@ -104,5 +105,38 @@ fn count_window_claims_commit_exactly_once() {
         w.record(OK);
         let c = w.counts();
         assert_eq!((c.calls, c.failures), (2, 0));
+    });
+}
+
+/// (d'') Time window: a straggler of generation 0 (not current) racing with two
+/// records of the current generation 1 into the same bucket, which the straggler's
+/// generation still holds: the straggler never lands in generation 1's bucket and
+/// never replaces it; generation 1 holds exactly its two outcomes.
+#[test]
+fn d_time_window_straggler_never_replaces_the_current_generation() {
+    model(|| {
+        let w = Arc::new(TimeWindow::<1>::with_buckets(1, W).unwrap());
+        let _ = w.record_gen(0, OK, W, 0, || true);
+        let old = {
+            let w = w.clone();
+            thread::spawn(move || {
+                let _ = w.record_gen(0, FAIL, W, 0, || false);
+            })
+        };
+        let new = {
+            let w = w.clone();
+            thread::spawn(move || {
+                let _ = w.record_gen(1, OK, W, 0, || true);
+                let _ = w.record_gen(1, FAIL, W, 0, || true);
+            })
+        };
+        old.join().unwrap();
+        new.join().unwrap();
+        let c = w.counts_gen(1, W);
+        assert_eq!(
+            (c.calls, c.failures),
+            (2, 1),
+            "generation 1 holds exactly its own"
+        );
     });
 }

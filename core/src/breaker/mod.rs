@@ -210,7 +210,15 @@ impl<W: SlidingWindow> CircuitBreaker<W> {
             Outcome::Failure => true,
         };
         let sample = Sample { failure, slow };
-        let counts = self.window.record_gen(epoch as u16, sample, now, self.gate);
+        // Asked only when the record meets another generation in the window: is this
+        // permit's epoch still the closed one (and not a straggler from before)?
+        let is_current = || {
+            let w = self.load();
+            w.state() == State::Closed && w.epoch() == epoch
+        };
+        let counts = self
+            .window
+            .record_gen(epoch, sample, now, self.gate, is_current);
         if self.config.consecutive_failures.is_some() {
             self.track_run(epoch, failure, now);
         }
@@ -443,7 +451,7 @@ impl<W: SlidingWindow> CircuitBreaker<W> {
         let w = self.load();
         let state = w.state();
         let generation = if state == State::Closed {
-            Some(w.epoch() as u16)
+            Some(w.epoch())
         } else {
             self.window.latest_gen()
         };

@@ -26,6 +26,7 @@
 
 use crossbeam_utils::CachePadded;
 
+use crate::div::Divisor;
 use crate::error::{ConfigError, Field, Problem};
 use crate::ratio::{PPM, Ratio};
 use crate::sync::{AtomicU128, Ordering};
@@ -147,14 +148,15 @@ impl RetryBudgetSnapshot {
 /// clock that steps back counts as no time passed.
 ///
 /// `size_of::<RetryBudget>()` is 384 bytes on x86-64: the head word on its own
-/// 128-byte line, 10 archive words of 16 bytes, 24 bytes of configuration and two
-/// precomputed `u64`s, rounded to the 128-byte alignment.
+/// 128-byte line, 10 archive words of 16 bytes, 24 bytes of configuration, the bucket
+/// width with its precomputed reciprocal (16 bytes) and the reserve (8 bytes), rounded
+/// to the 128-byte alignment.
 #[repr(C)]
 pub struct RetryBudget {
     head: CachePadded<AtomicU128>,
     archive: [AtomicU128; BUDGET_BUCKETS],
     config: RetryBudgetConfig,
-    width_ns: u64,
+    width: Divisor,
     reserve_ppm: u64,
 }
 
@@ -168,7 +170,7 @@ impl RetryBudget {
             head: CachePadded::new(AtomicU128::new(0)),
             archive: core::array::from_fn(|_| AtomicU128::new(0)),
             config,
-            width_ns: config.ttl_ns / BUDGET_BUCKETS as u64,
+            width: Divisor::new(config.ttl_ns / BUDGET_BUCKETS as u64),
             reserve_ppm: u64::try_from(reserve).unwrap_or(u64::MAX),
         })
     }
@@ -305,7 +307,7 @@ impl RetryBudget {
     }
 
     fn epoch_of(&self, now: u64) -> u64 {
-        (now / self.width_ns) & EPOCH_MASK
+        self.width.div(now) & EPOCH_MASK
     }
 
     /// The bucket a write at `now` goes into, given the head `cur`: the same one,

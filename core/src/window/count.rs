@@ -5,8 +5,8 @@
 //! and the four counts. Each of the `size` slots remembers who wrote it last.
 //! A record at position `tick`:
 //! 1. *claims* slot `idx` with one CAS, writing its own outcome **and the outcome
-//!    it evicts** (the slot's previous content, if it was written one lap earlier
-//!    in the same generation);
+//!    it evicts** (the slot's previous content, when the window is full: then that
+//!    slot holds the outcome committed one lap earlier in this generation);
 //! 2. *commits* with one CAS on `agg`: `tick + 1`, counts `+ mine − evicted`.
 //!
 //! Anyone who finds a claim for the current position that is not yet committed
@@ -15,22 +15,28 @@
 //! go negative because an outcome is subtracted only by the commit that evicts it,
 //! which follows the commit that added it.
 //!
-//! A new generation is a CAS of `agg` to zero counts; slots of older generations
-//! then evict nothing. A record of an older generation than `agg`'s is dropped.
+//! A new generation is a CAS of `agg` to zero counts (the tick goes on); until the
+//! window is full again nothing is evicted, so slots of older generations never
+//! count. Which of two different generations is the live one is not guessed from
+//! the numbers (they wrap): the caller says whether the record's generation is the
+//! breaker's current closed epoch, and a record that is not current is dropped.
 
 use crossbeam_utils::CachePadded;
 
-use super::{Sample, SlidingWindow, WindowConfig, WindowCounts, gen_newer};
+use super::{Sample, SlidingWindow, WindowConfig, WindowCounts};
 use crate::error::{ConfigError, Field, Problem};
 use crate::sync::{AtomicU64, AtomicU128, Ordering};
 
-/// Largest supported window size: the counts are 16-bit fields of one atomic word.
-pub const MAX_COUNT_WINDOW: usize = u16::MAX as usize;
+/// Largest supported window size: the counts and the write index are 12-bit fields
+/// of one atomic word, next to a tick and a 28-bit generation.
+pub const MAX_COUNT_WINDOW: usize = 4095;
 
-// agg, low 64 bits: tick (32) | generation (16) | idx (16); high 64 bits: four 16-bit counts.
+// agg, low 64 bits: tick (32) | generation (28);
+// high 64 bits: calls | failures | slow | slow failures | idx, 12 bits each.
 const GEN_SHIFT: u32 = 32;
-const IDX_SHIFT: u32 = 48;
-// slot: tick (32) | generation (16) | flags
+const GEN_MASK: u64 = (1 << 28) - 1;
+const F12: u64 = (1 << 12) - 1;
+// slot: tick (32) | low 16 bits of the generation | flags
 const WRITTEN: u64 = 1 << 48;
 const MINE_FAIL: u64 = 1 << 49;
 const MINE_SLOW: u64 = 1 << 50;
@@ -38,7 +44,7 @@ const OLD_PRESENT: u64 = 1 << 51;
 const OLD_FAIL: u64 = 1 << 52;
 const OLD_SLOW: u64 = 1 << 53;
 
-/// Count-based window holding up to `N` outcomes (`N ≤ 65 535`); the configured
+/// Count-based window holding up to `N` outcomes (`N ≤ 4 095`); the configured
 /// `size` may be smaller.
 ///
 /// `size_of::<CountWindow<N>>()` is `8·N` bytes for the slots plus one cache line
@@ -54,7 +60,7 @@ pub struct CountWindow<const N: usize> {
 #[derive(Clone, Copy)]
 struct Agg {
     tick: u32,
-    generation: u16,
+    generation: u32,
     idx: u16,
     counts: [u16; 4],
 }
@@ -63,25 +69,21 @@ impl Agg {
     fn unpack(v: u128) -> Self {
         let lo = v as u64;
         let hi = (v >> 64) as u64;
+        let field = |i: u32| ((hi >> (12 * i)) & F12) as u16;
         Self {
             tick: lo as u32,
-            generation: (lo >> GEN_SHIFT) as u16,
-            idx: (lo >> IDX_SHIFT) as u16,
-            counts: [
-                hi as u16,
-                (hi >> 16) as u16,
-                (hi >> 32) as u16,
-                (hi >> 48) as u16,
-            ],
+            generation: ((lo >> GEN_SHIFT) & GEN_MASK) as u32,
+            idx: field(4),
+            counts: [field(0), field(1), field(2), field(3)],
         }
     }
 
     fn pack(self) -> u128 {
-        let lo = u64::from(self.tick)
-            | (u64::from(self.generation) << GEN_SHIFT)
-            | (u64::from(self.idx) << IDX_SHIFT);
-        let [c, f, s, sf] = self.counts.map(u64::from);
-        let hi = c | (f << 16) | (s << 32) | (sf << 48);
+        let lo = u64::from(self.tick) | ((u64::from(self.generation) & GEN_MASK) << GEN_SHIFT);
+        let mut hi = (u64::from(self.idx) & F12) << 48;
+        for (i, c) in self.counts.into_iter().enumerate() {
+            hi |= (u64::from(c) & F12) << (12 * i);
+        }
         u128::from(lo) | (u128::from(hi) << 64)
     }
 
@@ -108,6 +110,11 @@ fn slot_gen(s: u64) -> u16 {
     (s >> GEN_SHIFT) as u16
 }
 
+/// The low 16 bits of a generation, as a slot stores them.
+fn gen16(generation: u32) -> u16 {
+    generation as u16
+}
+
 impl<const N: usize> CountWindow<N> {
     /// An empty window of `size` outcomes (`1 ..= N`).
     pub fn with_size(size: u32) -> Result<Self, ConfigError> {
@@ -125,7 +132,7 @@ impl<const N: usize> CountWindow<N> {
 
     /// Record one outcome (standalone use, one generation).
     pub fn record(&self, sample: Sample) {
-        let _ = self.record_gen(0, sample, 0, 0);
+        let _ = self.record_gen(0, sample, 0, 0, || true);
     }
 
     /// The counts now (standalone use).
@@ -148,8 +155,9 @@ impl<const N: usize> CountWindow<N> {
         };
         let mut counts = a.counts;
         for i in 0..4 {
-            // Never below zero: `old` was added by the commit one lap earlier.
-            counts[i] = counts[i] + mine[i] - old[i];
+            // Never below zero: `old` was added by the commit one lap earlier; and
+            // subtracting first keeps a full window of 4 095 within range.
+            counts[i] = counts[i] - old[i] + mine[i];
         }
         Agg {
             tick: a.tick.wrapping_add(1),
@@ -161,9 +169,13 @@ impl<const N: usize> CountWindow<N> {
 
     /// The claim a record at position `a` writes over the slot value `s`.
     fn claim(&self, a: Agg, s: u64, sample: Sample) -> u64 {
+        // A full window's slot `idx` holds the outcome committed one lap ago in this
+        // generation (every position since the reset was committed in it); a window
+        // not yet full evicts nothing, whatever older generation the slot holds.
         let lap_ago = a.tick.wrapping_sub(self.size);
-        let evicts = s & WRITTEN != 0 && slot_gen(s) == a.generation && slot_tick(s) == lap_ago;
-        let mut c = u64::from(a.tick) | (u64::from(a.generation) << GEN_SHIFT) | WRITTEN;
+        let full = u32::from(a.counts[0]) == self.size;
+        let evicts = full && s & WRITTEN != 0 && slot_tick(s) == lap_ago;
+        let mut c = u64::from(a.tick) | (u64::from(gen16(a.generation)) << GEN_SHIFT) | WRITTEN;
         if sample.failure {
             c |= MINE_FAIL;
         }
@@ -199,22 +211,27 @@ impl<const N: usize> SlidingWindow for CountWindow<N> {
 
     fn record_gen(
         &self,
-        generation: u16,
+        generation: u32,
         sample: Sample,
         _now: u64,
         _gate: u64,
+        is_current: impl Fn() -> bool,
     ) -> Option<WindowCounts> {
         // Invariant of this loop: `agg` only moves forward by committing the claim in
-        // slot `agg.idx` for position `agg.tick`, or to a newer generation; a slot is
-        // only ever overwritten from a value of an earlier position (or an abandoned
-        // claim of an older generation), so a committed outcome stays in its slot
-        // until the commit one lap later evicts it, and a stale snapshot of `agg`
-        // can never claim over it.
+        // slot `agg.idx` for position `agg.tick`, or to another generation when the
+        // record that moves it is current; a slot is only ever overwritten from a
+        // value of an earlier position (or an abandoned claim of another generation,
+        // by a current record), so a committed outcome stays in its slot until the
+        // commit one lap later evicts it, and a stale snapshot of `agg` can never
+        // claim over it. `is_current` is asked after the value it judges was read, so
+        // a generation that became current since then has already changed that value
+        // and the CAS from it fails.
+        let generation = generation & GEN_MASK as u32;
         loop {
             let raw = self.agg.load(Ordering::Acquire);
             let a = Agg::unpack(raw);
             if a.generation != generation {
-                if !gen_newer(generation, a.generation) {
+                if !is_current() {
                     return None;
                 }
                 let fresh = Agg {
@@ -235,8 +252,7 @@ impl<const N: usize> SlidingWindow for CountWindow<N> {
             if s & WRITTEN != 0 {
                 let behind = a.tick.wrapping_sub(slot_tick(s));
                 if behind == 0 {
-                    let owner = slot_gen(s);
-                    if owner == generation {
+                    if slot_gen(s) == gen16(generation) {
                         // Claimed for this position, maybe not committed: help its owner.
                         let done = self.commit(a, s).pack();
                         let _ = self.agg.compare_exchange(
@@ -247,12 +263,13 @@ impl<const N: usize> SlidingWindow for CountWindow<N> {
                         );
                         continue;
                     }
+                    // Another generation claimed this position: abandoned by a reset
+                    // (overwrite it), unless that generation is the live one and this
+                    // record is the stale one.
                     #[cfg(not(seawall_mutant = "count_stale_claim"))]
-                    if !gen_newer(generation, owner) {
-                        // A newer generation owns this position: this record is stale.
+                    if !is_current() {
                         return None;
                     }
-                    // Otherwise an older generation's claim, abandoned by its reset.
                 } else if cfg!(not(seawall_mutant = "count_stale_claim")) && behind > u32::MAX / 2 {
                     // The slot is ahead of the `agg` read above: read again.
                     continue;
@@ -269,10 +286,15 @@ impl<const N: usize> SlidingWindow for CountWindow<N> {
             {
                 // Fails only when someone already committed this claim, or a newer
                 // generation reset the window (then this outcome is stale anyway).
-                let done = self.commit(a, claim).pack();
-                let _ = self
+                let done = self.commit(a, claim);
+                if self
                     .agg
-                    .compare_exchange(raw, done, Ordering::AcqRel, Ordering::Acquire);
+                    .compare_exchange(raw, done.pack(), Ordering::AcqRel, Ordering::Acquire)
+                    .is_ok()
+                {
+                    // The common case: these are the counts right after this outcome.
+                    return Some(done.window_counts());
+                }
             }
             #[cfg(seawall_mutant = "count_blind_commit")]
             {
@@ -286,16 +308,16 @@ impl<const N: usize> SlidingWindow for CountWindow<N> {
         (a.generation == generation).then(|| a.window_counts())
     }
 
-    fn counts_gen(&self, generation: u16, _now: u64) -> WindowCounts {
+    fn counts_gen(&self, generation: u32, _now: u64) -> WindowCounts {
         let a = Agg::unpack(self.agg.load(Ordering::Acquire));
-        if a.generation == generation {
+        if a.generation == generation & GEN_MASK as u32 {
             a.window_counts()
         } else {
             WindowCounts::default()
         }
     }
 
-    fn latest_gen(&self) -> Option<u16> {
+    fn latest_gen(&self) -> Option<u32> {
         Some(Agg::unpack(self.agg.load(Ordering::Acquire)).generation)
     }
 

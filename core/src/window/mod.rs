@@ -80,7 +80,9 @@ pub trait SlidingWindow: sealed::Sealed + Sized {
     /// The configuration this window was built with.
     fn config(&self) -> WindowConfig;
 
-    /// Record one outcome of generation `generation` at `now` (ns).
+    /// Record one outcome of `generation` at `now` (ns). `is_current` answers
+    /// whether `generation` is still the breaker's closed epoch; it is asked only
+    /// when the record meets another generation.
     ///
     /// Returns the window's counts when the outcome may have raised a failure or
     /// slow-call rate, or crossed `gate` calls (so the caller must evaluate), and
@@ -89,32 +91,25 @@ pub trait SlidingWindow: sealed::Sealed + Sized {
     #[doc(hidden)]
     fn record_gen(
         &self,
-        generation: u16,
+        generation: u32,
         sample: Sample,
         now: u64,
         gate: u64,
+        is_current: impl Fn() -> bool,
     ) -> Option<WindowCounts>;
 
-    /// The counts of generation `generation` as of `now` (ns). Reading changes nothing.
+    /// The counts of `generation` as of `now` (ns). Reading changes nothing.
     #[doc(hidden)]
-    fn counts_gen(&self, generation: u16, now: u64) -> WindowCounts;
+    fn counts_gen(&self, generation: u32, now: u64) -> WindowCounts;
 
     /// The newest generation the window holds outcomes of, if any.
     #[doc(hidden)]
-    fn latest_gen(&self) -> Option<u16>;
+    fn latest_gen(&self) -> Option<u32>;
 
     /// The minimum number of calls that can ever be in the window, capped:
     /// `min(minimum_calls, size)` for a count window, `minimum_calls` otherwise.
     #[doc(hidden)]
     fn gate(&self, minimum_calls: u64) -> u64;
-}
-
-/// `a` is a later generation than `b` (serial-number arithmetic on 16 bits): a
-/// record can only be mistaken for a newer one if 32 768 closings happen while it
-/// is in flight.
-pub(crate) const fn gen_newer(a: u16, b: u16) -> bool {
-    let d = a.wrapping_sub(b);
-    d != 0 && d < 0x8000
 }
 
 mod sealed {

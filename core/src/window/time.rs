@@ -3,11 +3,13 @@
 //! # Protocol
 //! A record at `now` lands in bucket epoch `E = now / width`, never earlier than the
 //! largest epoch the window has seen (`head`), in slot `E mod buckets`. Each slot is
-//! one 128-bit word: a tag (`generation << 48 | E`) and two 32-bit counts, so "is this
-//! bucket mine, or stale?" and "add one" happen in the same CAS. A record for a
-//! newer tag replaces the slot's content in that CAS, which is why a reset can
-//! never swallow a record made for the new epoch, and why concurrent records to a
-//! live bucket are never lost. Slow outcomes are counted the same way in a second
+//! one 128-bit word: a tag (the 28-bit generation and the 48-bit `E`) and two 26-bit
+//! counts, so "is this bucket mine, or stale?" and "add one" happen in the same CAS.
+//! A record for a newer tag replaces the slot's content in that CAS, which is why a
+//! reset can never swallow a record made for the new epoch, and why concurrent
+//! records to a live bucket are never lost. A slot of another generation is replaced
+//! only by a record whose generation the breaker confirms is current (`is_current`,
+//! asked after the slot was read); otherwise the record is stale and dropped. Slow outcomes are counted the same way in a second
 //! array of words, touched only by slow calls.
 //!
 //! The window is the current bucket plus the `buckets − 1` before it: a slot whose
@@ -15,31 +17,39 @@
 
 use crossbeam_utils::CachePadded;
 
-use super::{Sample, SlidingWindow, WindowConfig, WindowCounts, gen_newer};
+use super::{Sample, SlidingWindow, WindowConfig, WindowCounts};
+use crate::div::Divisor;
 use crate::error::{ConfigError, Field, Problem};
 use crate::sync::{AtomicU64, AtomicU128, Ordering, raise_to};
 
 const EPOCH_BITS: u32 = 48;
 const EPOCH_MASK: u64 = (1 << EPOCH_BITS) - 1;
+const GEN_MASK: u32 = (1 << 28) - 1;
+const COUNT_BITS: u32 = 26;
+const COUNT_MASK: u64 = (1 << COUNT_BITS) - 1;
+/// Outcomes one bucket can count; further outcomes in the same bucket count in the
+/// breaker's totals only (67 million per bucket width).
+pub const MAX_BUCKET_CALLS: u32 = (1 << COUNT_BITS) - 1;
 
 /// Time-based window of up to `B` buckets; the configured bucket count may be smaller.
 ///
 /// `size_of::<TimeWindow<B>>()` is `32·B` bytes of buckets, one cache line (128 bytes
-/// on x86-64 and aarch64) for the epoch high-water mark, and 16 bytes of
-/// configuration, rounded to the cache-line alignment.
+/// on x86-64 and aarch64) for the epoch high-water mark, and 32 bytes of
+/// configuration (bucket count and width with their precomputed reciprocals),
+/// rounded to the cache-line alignment.
 #[repr(C)]
 pub struct TimeWindow<const B: usize> {
     head: CachePadded<AtomicU64>,
     main: [AtomicU128; B],
     slow: [AtomicU128; B],
-    buckets: u32,
-    width_ns: u64,
+    buckets: Divisor,
+    width: Divisor,
 }
 
 /// One slot word, unpacked.
 #[derive(Clone, Copy)]
 struct Bucket {
-    generation: u16,
+    generation: u32,
     epoch: u64,
     /// calls (main array) or slow calls (slow array)
     n: u32,
@@ -48,21 +58,26 @@ struct Bucket {
 }
 
 impl Bucket {
+    // low 64 bits: generation bits 0–15 | epoch (48); high 64 bits: n (26) |
+    // fails (26) | generation bits 16–27 (12).
     fn unpack(v: u128) -> Self {
         let tag = v as u64;
-        let counts = (v >> 64) as u64;
+        let hi = (v >> 64) as u64;
         Self {
-            generation: (tag >> EPOCH_BITS) as u16,
+            generation: ((tag >> EPOCH_BITS) as u32) | (((hi >> (2 * COUNT_BITS)) as u32) << 16),
             epoch: tag & EPOCH_MASK,
-            n: counts as u32,
-            fails: (counts >> 32) as u32,
+            n: (hi & COUNT_MASK) as u32,
+            fails: ((hi >> COUNT_BITS) & COUNT_MASK) as u32,
         }
     }
 
     fn pack(self) -> u128 {
-        let tag = (u64::from(self.generation) << EPOCH_BITS) | self.epoch;
-        let counts = u64::from(self.n) | (u64::from(self.fails) << 32);
-        u128::from(tag) | (u128::from(counts) << 64)
+        let g = u64::from(self.generation & GEN_MASK);
+        let tag = ((g & 0xFFFF) << EPOCH_BITS) | self.epoch;
+        let hi = (u64::from(self.n) & COUNT_MASK)
+            | ((u64::from(self.fails) & COUNT_MASK) << COUNT_BITS)
+            | ((g >> 16) << (2 * COUNT_BITS));
+        u128::from(tag) | (u128::from(hi) << 64)
     }
 }
 
@@ -99,14 +114,14 @@ impl<const B: usize> TimeWindow<B> {
             head: CachePadded::new(AtomicU64::new(0)),
             main: core::array::from_fn(|_| AtomicU128::new(0)),
             slow: core::array::from_fn(|_| AtomicU128::new(0)),
-            buckets,
-            width_ns: bucket_width_ns,
+            buckets: Divisor::new(u64::from(buckets)),
+            width: Divisor::new(bucket_width_ns),
         })
     }
 
     /// Record one outcome at `now` (ns) (standalone use, one generation).
     pub fn record(&self, sample: Sample, now: u64) {
-        let _ = self.record_gen(0, sample, now, 0);
+        let _ = self.record_gen(0, sample, now, 0, || true);
     }
 
     /// The counts as of `now` (ns) (standalone use).
@@ -118,19 +133,36 @@ impl<const B: usize> TimeWindow<B> {
     /// The bucket epoch for `now`, raised to the largest seen (a clock that steps
     /// back counts as no time passed), and whether this call raised it.
     fn advance(&self, now: u64) -> (u64, bool) {
-        raise_to(&self.head, now / self.width_ns)
+        raise_to(&self.head, self.width.div(now))
     }
 
     /// Add one outcome to slot `cell` for tag (`generation`, `epoch`).
-    fn bump(cell: &AtomicU128, generation: u16, epoch: u64, fail: bool) -> Bump {
-        // Invariant: a slot's tag only moves to a newer (generation, epoch); the counts of a
-        // tag only grow. So a CAS from the value just read adds to exactly the bucket
-        // that was checked, or replaces exactly the stale bucket that was seen.
+    fn bump(
+        cell: &AtomicU128,
+        generation: u32,
+        epoch: u64,
+        fail: bool,
+        is_current: &impl Fn() -> bool,
+    ) -> Bump {
+        // Invariant: a slot's tag only moves to a later epoch of its generation, or
+        // to another generation by a record confirmed current after the slot was
+        // read; the counts of a tag only grow. So a CAS from the value just read adds
+        // to exactly the bucket that was checked, or replaces exactly the stale bucket
+        // that was seen.
         loop {
             let raw = cell.load(Ordering::Acquire);
             let cur = Bucket::unpack(raw);
-            let (next, rotated) = if cur.generation == generation && cur.epoch == epoch {
-                if cur.n == u32::MAX {
+            let fresh = Bucket {
+                generation,
+                epoch,
+                n: 1,
+                fails: u32::from(fail),
+            };
+            let (next, rotated) = if cur.n == 0 {
+                // Never written.
+                (fresh, true)
+            } else if cur.generation == generation && cur.epoch == epoch {
+                if cur.n == MAX_BUCKET_CALLS {
                     return Bump::Dropped;
                 }
                 (
@@ -141,18 +173,15 @@ impl<const B: usize> TimeWindow<B> {
                     },
                     false,
                 )
-            } else if (cur.generation == generation && cur.epoch < epoch)
-                || gen_newer(generation, cur.generation)
-            {
-                (
-                    Bucket {
-                        generation,
-                        epoch,
-                        n: 1,
-                        fails: u32::from(fail),
-                    },
-                    true,
-                )
+            } else if cur.generation == generation {
+                if cur.epoch > epoch {
+                    // This epoch has already been rotated out.
+                    return Bump::Dropped;
+                }
+                (fresh, true)
+            } else if cfg!(seawall_mutant = "time_stale_replace") || is_current() {
+                // Mutant `time_stale_replace`: any other generation may replace it.
+                (fresh, true)
             } else {
                 return Bump::Dropped;
             };
@@ -181,12 +210,12 @@ impl<const B: usize> TimeWindow<B> {
     }
 
     /// Sum of the buckets of `generation` in the window ending at epoch `head`.
-    fn sum(&self, generation: u16, head: u64) -> WindowCounts {
-        let span = u64::from(self.buckets);
+    fn sum(&self, generation: u32, head: u64) -> WindowCounts {
+        let span = self.buckets.get();
         let live =
             |b: &Bucket| b.generation == generation && b.epoch <= head && head - b.epoch < span;
         let mut c = WindowCounts::default();
-        let n = self.buckets as usize;
+        let n = self.buckets.get() as usize;
         for cell in &self.main[..n] {
             let b = Bucket::unpack(cell.load(Ordering::Acquire));
             if live(&b) {
@@ -220,27 +249,39 @@ impl<const B: usize> SlidingWindow for TimeWindow<B> {
 
     fn config(&self) -> WindowConfig {
         WindowConfig::Time {
-            buckets: self.buckets,
-            bucket_width_ns: self.width_ns,
+            buckets: self.buckets.get() as u32,
+            bucket_width_ns: self.width.get(),
         }
     }
 
     fn record_gen(
         &self,
-        generation: u16,
+        generation: u32,
         sample: Sample,
         now: u64,
         gate: u64,
+        is_current: impl Fn() -> bool,
     ) -> Option<WindowCounts> {
+        let generation = generation & GEN_MASK;
         let (epoch, advanced) = self.advance(now);
-        let slot = (epoch % u64::from(self.buckets)) as usize;
-        let Bump::Added { rotated, n } =
-            Self::bump(&self.main[slot], generation, epoch, sample.failure)
-        else {
+        let slot = self.buckets.rem(epoch) as usize;
+        let Bump::Added { rotated, n } = Self::bump(
+            &self.main[slot],
+            generation,
+            epoch,
+            sample.failure,
+            &is_current,
+        ) else {
             return None;
         };
         if sample.slow {
-            let _ = Self::bump(&self.slow[slot], generation, epoch, sample.failure);
+            let _ = Self::bump(
+                &self.slow[slot],
+                generation,
+                epoch,
+                sample.failure,
+                &is_current,
+            );
         }
         // A plain success added to a live bucket that alone already passes the gate
         // can only lower both rates: no evaluation needed (the hot path).
@@ -251,13 +292,14 @@ impl<const B: usize> SlidingWindow for TimeWindow<B> {
         Some(self.sum(generation, epoch))
     }
 
-    fn counts_gen(&self, generation: u16, now: u64) -> WindowCounts {
-        let head = self.head.load(Ordering::Acquire).max(now / self.width_ns);
+    fn counts_gen(&self, generation: u32, now: u64) -> WindowCounts {
+        let generation = generation & GEN_MASK;
+        let head = self.head.load(Ordering::Acquire).max(self.width.div(now));
         self.sum(generation, head)
     }
 
-    fn latest_gen(&self) -> Option<u16> {
-        let n = self.buckets as usize;
+    fn latest_gen(&self) -> Option<u32> {
+        let n = self.buckets.get() as usize;
         self.main[..n]
             .iter()
             .map(|c| Bucket::unpack(c.load(Ordering::Acquire)))
