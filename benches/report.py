@@ -414,8 +414,8 @@ def callgrind(binary: str, out: Path, n: int) -> int:
     print(f"### Instructions per operation (valgrind --tool=callgrind, {n} operations each, "
           f"{tool_version(['valgrind', '--version'])})")
     print()
-    print(f"Each count includes the call into the measured function and its return: one `fetch_add` "
-          f"counts {counts.get('floor/fetch_add', 0):.0f}, an uncontended load + `compare_exchange` "
+    print(f"Each count is everything executed inside the measured function, its `ret` included: one `fetch_add` "
+          f"counts {counts.get('floor/fetch_add', 0):.0f} (`lock xadd`, `ret`), an uncontended load + `compare_exchange` "
           f"{counts.get('floor/compare_exchange', 0):.0f}. Instructions are not time (an atomic read-modify-write "
           f"costs many cycles, a plain instruction a fraction of one), but they do not move with the machine's load.")
     print()
@@ -437,7 +437,8 @@ def callgrind(binary: str, out: Path, n: int) -> int:
                 print("| " + " | ".join(cells) + " |")
                 first = False
     print()
-    print(f"Raw outputs and annotated listings of the seawall operations (per source line of core/src): {cg_dir}/")
+    print(f"Raw outputs, and for each seawall operation a listing of instructions per function and per source "
+          f"line of core/src (`callgrind_annotate --auto=yes`): {cg_dir}/")
     return 0
 
 

@@ -3,7 +3,7 @@
 //! from a loop; valgrind's callgrind counts only what runs inside it
 //! (`--toggle-collect`), so set-up (a fresh breaker before a trip) is not
 //! counted and the count per call is stable on a noisy machine. Each count
-//! includes the call and return (about 5 instructions; see the `fetch_add` row).
+//! includes the function's `ret` (a `fetch_add` counts 2: `lock xadd`, `ret`).
 //!
 //! `callgrind --list` prints the operation names; `callgrind NAME N` runs one;
 //! with no argument every operation runs once natively, as a smoke test.
