@@ -268,9 +268,13 @@ def table(out: Path) -> int:
                 first = False
             if best:
                 targets.add(sw / best >= 3, f"{t}-thread throughput ≥ 3× the best peer's, {label}: {sw / best:.2f}×")
+        p()
+        p("Each seawall thread advances its own clock by 1 µs per operation. tower-resilience's calls are driven "
+          "synchronously; a `Pending` poll (its `tokio::sync::Mutex` is taken) yields the thread and polls again, "
+          "and since that mutex is fair it hands the lock to the waiting thread, which on a busy machine may not be "
+          "running: hence its wide spread.")
         if not any(r["group"] == "breaker_rejected" and r["impl"] == "tower-resilience" for r in contended["benchmarks"]):
-            p()
-            p("tower-resilience is not in the contended open-breaker row: when two threads race for its circuit "
+            p("tower-resilience is not in the open-breaker row: when two threads race for its circuit "
               "mutex while it is open, the loser arms a `tokio::time::Sleep`, which needs a tokio runtime.")
         p()
 

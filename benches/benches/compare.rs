@@ -338,9 +338,7 @@ fn main() {
     floor(&mut c, &mut m, "floor_again");
     c.final_summary();
 
-    let dir = std::env::var_os("SEAWALL_BENCH_OUT")
-        .map_or_else(|| "target/bench-run".into(), std::path::PathBuf::from);
-    std::fs::create_dir_all(&dir).expect("create the output directory");
+    let dir = seawall_benches::out_dir();
     let path = dir.join("compare.json");
     let doc = json!({ "alloc_check_calls": ALLOC_CHECK_CALLS, "trip_batch": TRIP_BATCH, "benchmarks": m.rows });
     std::fs::write(&path, serde_json::to_string_pretty(&doc).expect("JSON"))

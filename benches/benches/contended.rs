@@ -271,9 +271,7 @@ fn main() {
             "mops_median": med, "mops_min": lo, "mops_max": hi, "ops_per_thread": ops[i],
         }));
     }
-    let dir = std::env::var_os("SEAWALL_BENCH_OUT")
-        .map_or_else(|| "target/bench-run".into(), std::path::PathBuf::from);
-    std::fs::create_dir_all(&dir).expect("create the output directory");
+    let dir = seawall_benches::out_dir();
     let path = dir.join("contended.json");
     let doc = json!({ "threads": threads, "rounds": rounds, "round_ms": round_secs * 1e3, "benchmarks": rows });
     std::fs::write(&path, serde_json::to_string_pretty(&doc).expect("JSON"))

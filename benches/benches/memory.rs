@@ -150,9 +150,7 @@ fn main() {
         ),
     ];
 
-    let dir = std::env::var_os("SEAWALL_BENCH_OUT")
-        .map_or_else(|| "target/bench-run".into(), std::path::PathBuf::from);
-    std::fs::create_dir_all(&dir).expect("create the output directory");
+    let dir = seawall_benches::out_dir();
     let path = dir.join("memory.json");
     let doc = json!({ "types": types, "instances": instances });
     std::fs::write(&path, serde_json::to_string_pretty(&doc).expect("JSON"))

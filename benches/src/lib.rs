@@ -152,6 +152,23 @@ where
     }
 }
 
+/// Where the harnesses write their JSON: `$SEAWALL_BENCH_OUT` (set by
+/// `benches/run`), else the workspace's `target/bench-run` (cargo runs a bench
+/// binary from the package directory, so a relative default would land in
+/// `benches/`).
+///
+/// # Panics
+/// When the directory cannot be created.
+#[must_use]
+pub fn out_dir() -> std::path::PathBuf {
+    let dir = std::env::var_os("SEAWALL_BENCH_OUT").map_or_else(
+        || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/bench-run"),
+        std::path::PathBuf::from,
+    );
+    std::fs::create_dir_all(&dir).expect("create the benchmark output directory");
+    dir
+}
+
 /// The median of `xs` (the mean of the two middle values for an even count).
 ///
 /// # Panics
