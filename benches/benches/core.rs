@@ -1,6 +1,8 @@
 //! Single-thread cost of the core hot paths, next to the physical floor (one
-//! uncontended `AtomicU64::fetch_add`) in the same run. Report ratios, not ns:
-//! `benches/run` (issue 8) turns these into the README table.
+//! uncontended `AtomicU64::fetch_add`) in the same run, including those no peer
+//! has (windows, backoff, throttle, health). The side-by-side table with the
+//! peers is `compare.rs`, run by `benches/run`; this one runs by hand:
+//! `cargo bench -p seawall-benches --bench core`.
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};

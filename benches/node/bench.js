@@ -10,6 +10,8 @@
 //
 //   node benches/node/bench.js          # full run
 //   node benches/node/bench.js --quick  # a few thousand calls (smoke test)
+//   node benches/node/bench.js --json PATH  # also write the numbers and the
+//                                            # peers' versions (benches/run's table)
 
 const path = require('node:path');
 const seawall = require(path.join(__dirname, '..', '..', 'bindings-node'));
@@ -17,6 +19,8 @@ const OpossumBreaker = require('opossum');
 const cockatiel = require('cockatiel');
 
 const quick = process.argv.includes('--quick');
+const jsonAt = process.argv.indexOf('--json');
+const jsonPath = jsonAt >= 0 ? process.argv[jsonAt + 1] : undefined;
 const CALLS = quick ? 5_000 : 200_000;
 const ROUNDS = quick ? 3 : 9;
 
@@ -82,6 +86,16 @@ async function main() {
   console.log(`  seawall ÷ opossum (timeout: false):    ${ratio('seawall execute', 'opossum fire (timeout: false)')}`);
   console.log(`  seawall ÷ cockatiel:                   ${ratio('seawall execute', 'cockatiel execute')}`);
   console.log(`  pipeline ÷ cockatiel wrap:             ${ratio('seawall wrap(retry, breaker, timeout)', 'cockatiel wrap(retry, breaker, timeout)')}`);
+  if (jsonPath) {
+    const fs = require('node:fs');
+    const version = (name) => JSON.parse(fs.readFileSync(path.join(__dirname, 'node_modules', name, 'package.json'), 'utf8')).version;
+    const doc = {
+      node: process.version, calls: CALLS, rounds: ROUNDS, ns_per_call: ns,
+      versions: { seawall: require(path.join(__dirname, '..', '..', 'bindings-node', 'package.json')).version,
+                  opossum: version('opossum'), cockatiel: version('cockatiel') },
+    };
+    fs.writeFileSync(jsonPath, JSON.stringify(doc, null, 2));
+  }
 }
 
 main().catch((e) => {

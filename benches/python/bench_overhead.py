@@ -13,11 +13,14 @@ call and prints each overhead in ns per call and as ratios:
 
 Needs the peers installed (bindings-python/requirements-test.txt pins them);
 a missing peer is reported and skipped. Not a test: nothing here asserts.
+`--json PATH` also writes the numbers and the peers' versions for
+benches/run's table (benches/report.py).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import timeit
@@ -83,6 +86,7 @@ def ratio(a: Optional[float], b: Optional[float]) -> str:
 def main(argv: List[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="a few thousand calls (a smoke run)")
+    ap.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
     args = ap.parse_args(argv)
     number, repeat = (2_000, 2) if args.quick else (200_000, 7)
     fns, missing = build()
@@ -106,7 +110,33 @@ def main(argv: List[str]) -> int:
     print(f"  seawall breaker / circuitbreaker   {ratio(g('seawall breaker'), g('circuitbreaker'))}")
     print(f"  seawall retry   / tenacity         {ratio(g('seawall retry'), g('tenacity retry'))}")
     print(f"  seawall retry   / stamina          {ratio(g('seawall retry'), g('stamina retry'))}")
+    if args.json:
+        write_json(args.json, number, repeat, best, over, missing)
     return 0
+
+
+def write_json(
+    path: str, number: int, repeat: int, best: Dict[str, float], over: Dict[str, float], missing: List[str]
+) -> None:
+    from importlib import metadata
+
+    versions: Dict[str, str] = {}
+    for dist in ("seawall", "pybreaker", "circuitbreaker", "tenacity", "stamina"):
+        try:
+            versions[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            pass
+    doc = {
+        "python": sys.version.split()[0],
+        "calls": number,
+        "rounds": repeat,
+        "ns_per_call": best,
+        "overhead_ns": over,
+        "missing": missing,
+        "versions": versions,
+    }
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=2)
 
 
 if __name__ == "__main__":
