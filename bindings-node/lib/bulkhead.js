@@ -23,6 +23,7 @@ const { binding, fast } = require('./native');
 const { SeawallError, codes, configError, abortedError, fromNative, sharedOpenError } = require('./errors');
 const { only, number, semaphoreConfig, isPlainObject, name: nameOption, PRIORITIES } = require('./config');
 const { checkSignal, listen, noop } = require('./abort');
+const { LongTimer } = require('./timers');
 
 const { semaphoreAcquire, semaphoreRelease, semaphorePoll, semaphoreCancel } = fast;
 
@@ -52,7 +53,8 @@ function rejection(name, code, priority) {
 class Bulkhead {
   /**
    * @param {object} options `maxConcurrent` (default 10), `maxQueue` (default 0),
-   *   `queueTimeoutMs` (default: wait as long as it takes), `shares` (percent of
+   *   `queueTimeoutMs` (any length; default and `Infinity`: wait as long as it
+   *   takes), `shares` (percent of
    *   `maxConcurrent` per priority: critical / high / normal / low, default 100
    *   each), `name`, `shared` (a region name: one bulkhead for every process
    *   of the host, `maxConcurrent` ≤ 4096 and `maxQueue` ≤ 1024). Throws
@@ -68,7 +70,8 @@ class Bulkhead {
       throw configError('shared', 'must be a non-empty region name');
     }
     const cfg = semaphoreConfig(options);
-    this._queueTimeoutMs = number(options, 'queueTimeoutMs', 'queueTimeoutMs', { min: 0, exclusive: true });
+    const queueTimeoutMs = number(options, 'queueTimeoutMs', 'queueTimeoutMs', { min: 0, exclusive: true, infinite: true });
+    this._queueTimeoutMs = queueTimeoutMs === Infinity ? undefined : queueTimeoutMs;
     try {
       this._token = binding.semaphoreNew(cfg, shared);
     } catch (e) {
@@ -146,7 +149,7 @@ class Bulkhead {
       const w = { ticket, resolve, reject, timer: undefined, off: noop, done: false };
       if (this._queueTimeoutMs !== undefined) {
         const ms = this._queueTimeoutMs;
-        w.timer = setTimeout(() => {
+        w.timer = new LongTimer(() => {
           this._counts.queueTimeout += 1;
           const { active, queued } = binding.semaphoreSnapshot(this._h);
           this._leave(w, new SeawallError(codes.EBULKHEADFULL, `bulkhead '${this.name}': no permit within ${ms} ms`, {
@@ -229,7 +232,7 @@ class Bulkhead {
 
   _finish(w) {
     w.done = true;
-    if (w.timer !== undefined) clearTimeout(w.timer);
+    if (w.timer !== undefined) w.timer.clear();
     w.off();
     this._settled();
   }

@@ -22,9 +22,10 @@ function only(o, allowed, where) {
 /**
  * A number option: undefined stays undefined (the core's default); `null` is
  * `-1` ("rule off") where `nullable`; otherwise a finite number ≥ `min`
- * (`> min` with `exclusive`), ≤ `max`, an integer with `integer`.
+ * (`> min` with `exclusive`), ≤ `max`, an integer with `integer`; `Infinity`
+ * too where `infinite`.
  */
-function number(o, key, field, { min = 0, max = Infinity, integer = false, nullable = false, exclusive = false } = {}) {
+function number(o, key, field, { min = 0, max = Infinity, integer = false, nullable = false, exclusive = false, infinite = false } = {}) {
   const v = o[key];
   if (v === undefined) return undefined;
   if (v === null) {
@@ -35,7 +36,7 @@ function number(o, key, field, { min = 0, max = Infinity, integer = false, nulla
   if (integer && !Number.isInteger(v)) throw configError(field, `must be a whole number, not ${v}`);
   if (exclusive ? v <= min : v < min) throw configError(field, `must be ${exclusive ? 'greater than' : 'at least'} ${min}, not ${v}`);
   if (v > max) throw configError(field, `must be at most ${max}, not ${v}`);
-  if (!Number.isFinite(v)) throw configError(field, `must be finite, not ${v}`);
+  if (!Number.isFinite(v) && !(infinite && v === Infinity)) throw configError(field, `must be finite, not ${v}`);
   return v;
 }
 

@@ -321,7 +321,10 @@ export interface BulkheadOptions {
   maxConcurrent?: number;
   /** Callers that may wait (FIFO). Default 0. */
   maxQueue?: number;
-  /** Longest wait for a permit (ms). Default: no limit. */
+  /**
+   * Longest wait for a permit (ms, > 0, any length: waits past Node's 24.8-day
+   * setTimeout limit are chained, never cut to 1 ms). Default and `Infinity`: no limit.
+   */
   queueTimeoutMs?: number;
   /** Percent of maxConcurrent each priority may use (load shedding); default 100 each. */
   shares?: Partial<Record<Priority, number>>;
@@ -388,7 +391,13 @@ export declare class SemaphoreCore {
   snapshot(): { active: number; queued: number };
 }
 
-/** A timeout: each call gets its own AbortSignal, aborted when its time is up. */
+/**
+ * A timeout: each call gets its own AbortSignal, aborted when its time is up.
+ * `ms` > 0, any length (a timer past Node's 24.8-day setTimeout limit is
+ * chained, never cut to 1 ms); `Infinity`: no timer, only the deadline and the
+ * caller's signal end the call. Anything else throws EINVALIDCONFIG (`field`
+ * `timeoutMs`).
+ */
 export declare class Timeout implements Policy {
   constructor(ms: number);
   readonly ms: number;

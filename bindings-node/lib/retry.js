@@ -9,6 +9,7 @@ const { SeawallError, isSeawallError, codes, configError, abortedError, fromNati
 const { only, number, optionalFunction, backoffConfig, budgetConfig, throttleConfig, isPlainObject } = require('./config');
 const { checkSignal, listen, noop } = require('./abort');
 const { Deadline } = require('./deadline');
+const { LongTimer } = require('./timers');
 
 const { retryBudgetDeposit, retryThrottleRecordSuccess } = fast;
 
@@ -175,17 +176,21 @@ function retryAfterOf(error) {
   return parseRetryAfter(v);
 }
 
-/** Sleep `ms`, or reject with EABORTED the moment `signal` aborts. */
+/**
+ * Sleep `ms` (any length: a server's 30-day Retry-After is waited out, not cut
+ * to 1 ms by Node's timer limit), or reject with EABORTED the moment `signal`
+ * aborts.
+ */
 function sleep(ms, signal) {
   return new Promise((resolve, reject) => {
     let off = noop;
-    const timer = setTimeout(() => {
+    const timer = new LongTimer(() => {
       off();
       resolve();
     }, ms);
     if (signal !== undefined) {
       off = listen(signal, () => {
-        clearTimeout(timer);
+        timer.clear();
         reject(abortedError(signal));
       });
     }
