@@ -21,13 +21,14 @@
 
 const { binding, fast } = require('./native');
 const { SeawallError, codes, configError, abortedError, fromNative, sharedOpenError } = require('./errors');
-const { only, number, semaphoreConfig, isPlainObject, name: nameOption, PRIORITIES } = require('./config');
+const { only, number, argument, semaphoreConfig, isPlainObject, name: nameOption, PRIORITIES } = require('./config');
 const { checkSignal, listen, noop } = require('./abort');
 const { LongTimer } = require('./timers');
 
 const { semaphoreAcquire, semaphoreRelease, semaphorePoll, semaphoreCancel } = fast;
 
-const PRIORITY = { critical: 0, high: 1, normal: 2, low: 3 };
+// No prototype: `priority: 'toString'` must be refused, not looked up.
+const PRIORITY = Object.assign(Object.create(null), { critical: 0, high: 1, normal: 2, low: 3 });
 const ADMITTED = -1;
 const WAITING = 0;
 const GRANTED = 1;
@@ -35,6 +36,7 @@ const PASSED_ON = 1;
 const SHARED_POLL_FIRST_MS = 1;
 const SHARED_POLL_MAX_MS = 4;
 const NO_SIGNAL = Object.freeze({ signal: undefined });
+const TICKET = { integer: true, max: Number.MAX_SAFE_INTEGER };
 
 let unnamed = 0;
 
@@ -347,11 +349,13 @@ class SemaphoreCore {
 
   /** `waiting`, `granted`, `cancelled` or `unknown`. */
   poll(ticket) {
+    argument(ticket, 'ticket', TICKET);
     return ['waiting', 'granted', 'cancelled', 'unknown'][semaphorePoll(this._h, ticket)];
   }
 
   /** `cancelled`, `passedOn` or `unknown`. */
   cancel(ticket) {
+    argument(ticket, 'ticket', TICKET);
     return ['cancelled', 'passedOn', 'unknown'][semaphoreCancel(this._h, ticket)];
   }
 
