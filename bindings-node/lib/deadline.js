@@ -64,4 +64,16 @@ class Deadline {
   }
 }
 
-module.exports = { Deadline };
+/**
+ * The `deadline` of execute options: undefined, or a Deadline (of any copy of
+ * the package: anything with remainingMs() and child()).
+ */
+function checkDeadline(d) {
+  if (d === undefined) return undefined;
+  if (d === null || typeof d !== 'object' || typeof d.remainingMs !== 'function' || typeof d.child !== 'function') {
+    throw configError('deadline', 'must be a Deadline');
+  }
+  return d;
+}
+
+module.exports = { Deadline, checkDeadline };

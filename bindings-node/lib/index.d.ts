@@ -22,7 +22,7 @@ export interface CallContext {
 export interface ExecuteOptions {
   /** The caller's signal: an abort is the caller's own cancellation (ignored by breakers, DESIGN §1). */
   signal?: AbortSignal;
-  /** A deadline the call must finish by (timeouts shrink to it; retries stop before it). */
+  /** A deadline the call must finish by (timeouts shrink to it; retries stop before it); anything but a Deadline throws EINVALIDCONFIG. */
   deadline?: Deadline;
   /** Bulkhead priority (default `normal`). */
   priority?: Priority;

@@ -10,7 +10,7 @@ const {
   only, number, argument, clockMs, ATTEMPT, optionalFunction, backoffConfig, budgetConfig, throttleConfig, isPlainObject,
 } = require('./config');
 const { checkSignal, listen, noop } = require('./abort');
-const { Deadline } = require('./deadline');
+const { Deadline, checkDeadline } = require('./deadline');
 const { LongTimer } = require('./timers');
 
 const { retryBudgetDeposit, retryThrottleRecordSuccess } = fast;
@@ -241,7 +241,7 @@ class Retry {
   async execute(fn, options) {
     if (typeof fn !== 'function') throw configError('fn', 'must be a function');
     const signal = options === undefined ? undefined : checkSignal(options.signal, configError);
-    let deadline = options === undefined ? undefined : options.deadline;
+    let deadline = options === undefined ? undefined : checkDeadline(options.deadline);
     if (deadline === undefined && this._deadlineMs !== undefined) deadline = new Deadline(this._deadlineMs);
     if (signal !== undefined && signal.aborted) throw abortedError(signal);
     if (this._budget !== undefined) retryBudgetDeposit(this._budget._h);

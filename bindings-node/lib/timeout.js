@@ -7,6 +7,7 @@
 const { SeawallError, codes, configError, abortedError } = require('./errors');
 const { checkSignal, listen, noop } = require('./abort');
 const { LongTimer } = require('./timers');
+const { checkDeadline } = require('./deadline');
 
 function timeoutError(ms, deadline) {
   return new SeawallError(codes.ETIMEDOUT, deadline ? `deadline exceeded (${ms} ms left)` : `timed out after ${ms} ms`, {
@@ -35,7 +36,7 @@ class Timeout {
    */
   execute(fn, options) {
     const signal = options === undefined ? undefined : checkSignal(options.signal, configError);
-    const deadline = options === undefined ? undefined : options.deadline;
+    const deadline = options === undefined ? undefined : checkDeadline(options.deadline);
     let ms = this.ms;
     let byDeadline = false;
     if (deadline !== undefined) {

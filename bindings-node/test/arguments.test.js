@@ -159,3 +159,18 @@ test('Deadline: nowMs is a finite number (any sign), maxMs a number >= 0 (Infini
   const early = new Deadline(50, { nowMs: -20 }); // a caller's clock may start below 0
   assert.equal(early.remainingMs(0), 30);
 });
+
+test('execute options: a deadline that is not a Deadline is refused by timeout, Retry and pipeline', async () => {
+  const { timeout, Retry, pipeline } = require('..');
+  let calls = 0;
+  const fn = async () => { calls += 1; return 'ran'; };
+  for (const bad of [5000, '5000', null, {}, { remainingMs: 5 }]) {
+    // Timeout.execute throws synchronously (it returns a Promise only once it runs).
+    assert.throws(() => timeout(100).execute(fn, { deadline: bad }), { code: 'EINVALIDCONFIG', field: 'deadline' }, String(bad));
+    await assert.rejects(new Retry().execute(fn, { deadline: bad }), { code: 'EINVALIDCONFIG', field: 'deadline' }, String(bad));
+    await assert.rejects(pipeline({ deadlineMs: 1000 }).execute(fn, { deadline: bad }), { code: 'EINVALIDCONFIG', field: 'deadline' }, String(bad));
+  }
+  assert.equal(calls, 0);
+  assert.equal(await timeout(100).execute(fn, { deadline: new Deadline(1000) }), 'ran');
+  assert.equal(calls, 1);
+});
