@@ -10,7 +10,7 @@
 const { EventEmitter } = require('node:events');
 const { binding, fast } = require('./native');
 const { SeawallError, isSeawallError, codes, configError, abortedError, fromNative, sharedOpenError } = require('./errors');
-const { breakerConfig, only, optionalFunction, name: nameOption, BREAKER_KEYS } = require('./config');
+const { breakerConfig, only, optionalFunction, argument, clockMs, name: nameOption, BREAKER_KEYS } = require('./config');
 const { checkSignal } = require('./abort');
 
 const { breakerAcquire, breakerRecord, breakerStateWord } = fast;
@@ -325,7 +325,7 @@ class CircuitBreaker extends EventEmitter {
   onStateChange(listener) { return disposable(this, 'stateChange', listener); }
 }
 
-const OUTCOMES = { success: SUCCESS, failure: FAILURE, ignored: IGNORED };
+const OUTCOMES = Object.assign(Object.create(null), { success: SUCCESS, failure: FAILURE, ignored: IGNORED });
 
 /**
  * The breaker without Promises or clocks, for callers that drive it themselves
@@ -346,14 +346,20 @@ class BreakerCore {
 
   /** A permit (a number ≥ 0) at `nowMs`, or the ECIRCUITOPEN error that refused it. */
   tryAcquire(nowMs) {
-    const p = binding.breakerAcquireAt(this._h, nowMs);
+    const p = binding.breakerAcquireAt(this._h, argument(nowMs, 'nowMs'));
     return p >= 0 ? { permit: p } : { error: circuitOpenError('core', p) };
   }
 
-  /** Record `permit`'s outcome (`success`, `failure`, `ignored`) at `nowMs`. */
+  /**
+   * Record `permit`'s outcome (`success`, `failure`, `ignored`) for a call of
+   * `durationMs` (finite, ≥ 0) at `nowMs`.
+   */
   record(permit, outcome, durationMs, nowMs) {
+    argument(permit, 'permit', { integer: true, max: Number.MAX_SAFE_INTEGER });
     const o = OUTCOMES[outcome];
     if (o === undefined) throw configError('outcome', "must be 'success', 'failure' or 'ignored'");
+    argument(durationMs, 'durationMs');
+    argument(nowMs, 'nowMs');
     try {
       binding.breakerRecordAt(this._h, permit, o, durationMs, nowMs);
     } catch (e) {
@@ -366,11 +372,11 @@ class BreakerCore {
   }
 
   retryAfterMs(nowMs) {
-    return binding.breakerRetryAfterMs(this._h, nowMs);
+    return binding.breakerRetryAfterMs(this._h, clockMs(nowMs));
   }
 
   metrics(nowMs) {
-    return binding.breakerMetrics(this._h, nowMs);
+    return binding.breakerMetrics(this._h, clockMs(nowMs));
   }
 
   forceOpen() { binding.breakerControl(this._h, 'forceOpen'); }

@@ -21,12 +21,14 @@
 
 const { binding, fast } = require('./native');
 const { SeawallError, codes, configError, abortedError, fromNative, sharedOpenError } = require('./errors');
-const { only, number, semaphoreConfig, isPlainObject, name: nameOption, PRIORITIES } = require('./config');
+const { only, number, argument, semaphoreConfig, isPlainObject, name: nameOption, PRIORITIES } = require('./config');
 const { checkSignal, listen, noop } = require('./abort');
+const { LongTimer } = require('./timers');
 
 const { semaphoreAcquire, semaphoreRelease, semaphorePoll, semaphoreCancel } = fast;
 
-const PRIORITY = { critical: 0, high: 1, normal: 2, low: 3 };
+// No prototype: `priority: 'toString'` must be refused, not looked up.
+const PRIORITY = Object.assign(Object.create(null), { critical: 0, high: 1, normal: 2, low: 3 });
 const ADMITTED = -1;
 const WAITING = 0;
 const GRANTED = 1;
@@ -34,6 +36,7 @@ const PASSED_ON = 1;
 const SHARED_POLL_FIRST_MS = 1;
 const SHARED_POLL_MAX_MS = 4;
 const NO_SIGNAL = Object.freeze({ signal: undefined });
+const TICKET = { integer: true, max: Number.MAX_SAFE_INTEGER };
 
 let unnamed = 0;
 
@@ -52,7 +55,8 @@ function rejection(name, code, priority) {
 class Bulkhead {
   /**
    * @param {object} options `maxConcurrent` (default 10), `maxQueue` (default 0),
-   *   `queueTimeoutMs` (default: wait as long as it takes), `shares` (percent of
+   *   `queueTimeoutMs` (any length; default and `Infinity`: wait as long as it
+   *   takes), `shares` (percent of
    *   `maxConcurrent` per priority: critical / high / normal / low, default 100
    *   each), `name`, `shared` (a region name: one bulkhead for every process
    *   of the host, `maxConcurrent` ≤ 4096 and `maxQueue` ≤ 1024). Throws
@@ -68,7 +72,8 @@ class Bulkhead {
       throw configError('shared', 'must be a non-empty region name');
     }
     const cfg = semaphoreConfig(options);
-    this._queueTimeoutMs = number(options, 'queueTimeoutMs', 'queueTimeoutMs', { min: 0, exclusive: true });
+    const queueTimeoutMs = number(options, 'queueTimeoutMs', 'queueTimeoutMs', { min: 0, exclusive: true, infinite: true });
+    this._queueTimeoutMs = queueTimeoutMs === Infinity ? undefined : queueTimeoutMs;
     try {
       this._token = binding.semaphoreNew(cfg, shared);
     } catch (e) {
@@ -146,7 +151,7 @@ class Bulkhead {
       const w = { ticket, resolve, reject, timer: undefined, off: noop, done: false };
       if (this._queueTimeoutMs !== undefined) {
         const ms = this._queueTimeoutMs;
-        w.timer = setTimeout(() => {
+        w.timer = new LongTimer(() => {
           this._counts.queueTimeout += 1;
           const { active, queued } = binding.semaphoreSnapshot(this._h);
           this._leave(w, new SeawallError(codes.EBULKHEADFULL, `bulkhead '${this.name}': no permit within ${ms} ms`, {
@@ -229,7 +234,7 @@ class Bulkhead {
 
   _finish(w) {
     w.done = true;
-    if (w.timer !== undefined) clearTimeout(w.timer);
+    if (w.timer !== undefined) w.timer.clear();
     w.off();
     this._settled();
   }
@@ -344,11 +349,13 @@ class SemaphoreCore {
 
   /** `waiting`, `granted`, `cancelled` or `unknown`. */
   poll(ticket) {
+    argument(ticket, 'ticket', TICKET);
     return ['waiting', 'granted', 'cancelled', 'unknown'][semaphorePoll(this._h, ticket)];
   }
 
   /** `cancelled`, `passedOn` or `unknown`. */
   cancel(ticket) {
+    argument(ticket, 'ticket', TICKET);
     return ['cancelled', 'passedOn', 'unknown'][semaphoreCancel(this._h, ticket)];
   }
 

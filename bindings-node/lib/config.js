@@ -22,20 +22,47 @@ function only(o, allowed, where) {
 /**
  * A number option: undefined stays undefined (the core's default); `null` is
  * `-1` ("rule off") where `nullable`; otherwise a finite number ≥ `min`
- * (`> min` with `exclusive`), ≤ `max`, an integer with `integer`.
+ * (`> min` with `exclusive`), ≤ `max`, an integer with `integer`; `Infinity`
+ * too where `infinite`.
  */
-function number(o, key, field, { min = 0, max = Infinity, integer = false, nullable = false, exclusive = false } = {}) {
+function number(o, key, field, rules = {}) {
   const v = o[key];
   if (v === undefined) return undefined;
   if (v === null) {
-    if (nullable) return -1;
+    if (rules.nullable) return -1;
     throw configError(field, 'must not be null (this rule cannot be turned off)');
   }
+  return checked(v, field, rules);
+}
+
+/**
+ * A number argument of a method (checked like an option): `undefined` is
+ * refused unless `optional` (then it stays undefined), `null` is refused.
+ */
+function argument(v, field, rules = {}) {
+  if (v === undefined) {
+    if (rules.optional) return undefined;
+    throw configError(field, 'is required');
+  }
+  if (v === null) throw configError(field, 'must be a number, not null');
+  return checked(v, field, rules);
+}
+
+/** `nowMs` of the caller's monotonic clock: absent (now), or a finite number ≥ 0. */
+function clockMs(v, field = 'nowMs') {
+  if (v === undefined) return undefined;
+  return argument(v, field);
+}
+
+/** A whole number ≥ 1 that fits a u32 (`attempt` of a backoff or retry). */
+const ATTEMPT = { min: 1, integer: true, max: 2 ** 32 - 1 };
+
+function checked(v, field, { min = 0, max = Infinity, integer = false, exclusive = false, infinite = false }) {
   if (typeof v !== 'number' || Number.isNaN(v)) throw configError(field, `must be a number, not ${typeof v === 'number' ? 'NaN' : typeof v}`);
   if (integer && !Number.isInteger(v)) throw configError(field, `must be a whole number, not ${v}`);
   if (exclusive ? v <= min : v < min) throw configError(field, `must be ${exclusive ? 'greater than' : 'at least'} ${min}, not ${v}`);
   if (v > max) throw configError(field, `must be at most ${max}, not ${v}`);
-  if (!Number.isFinite(v)) throw configError(field, `must be finite, not ${v}`);
+  if (!Number.isFinite(v) && !(infinite && v === Infinity)) throw configError(field, `must be finite, not ${v}`);
   return v;
 }
 
@@ -169,7 +196,7 @@ function name(o, fallback) {
 }
 
 module.exports = {
-  isPlainObject, only, number, optionalFunction, name,
+  isPlainObject, only, number, argument, clockMs, ATTEMPT, optionalFunction, name,
   breakerConfig, semaphoreConfig, backoffConfig, budgetConfig, throttleConfig, healthConfig,
   BREAKER_KEYS, PRIORITIES, JITTERS,
 };

@@ -17,7 +17,7 @@ const codes = Object.freeze({
   ERETRYBUDGET: 'ERETRYBUDGET',
   /** The caller's AbortSignal aborted a wait of seawall's own. */
   EABORTED: 'EABORTED',
-  /** An option is invalid (`field` names it). */
+  /** An option or a method's argument is invalid (`field` names it). */
   EINVALIDCONFIG: 'EINVALIDCONFIG',
   /** A shared region was made with another configuration, layout or ABI. */
   ESHAREDMISMATCH: 'ESHAREDMISMATCH',

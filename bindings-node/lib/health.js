@@ -6,7 +6,7 @@
 
 const { binding } = require('./native');
 const { fromNative, configError } = require('./errors');
-const { healthConfig, isPlainObject } = require('./config');
+const { healthConfig, isPlainObject, argument, clockMs } = require('./config');
 
 class Health {
   constructor(options = {}) {
@@ -19,14 +19,20 @@ class Health {
     this._h = binding.handleOf(this._token);
   }
 
-  /** One call of `latencyMs` ended, `failed` or not (at `nowMs`, default now). */
+  /**
+   * One call of `latencyMs` (finite, ≥ 0) ended, `failed` (a boolean) or not,
+   * at `nowMs` (default now). Anything else throws EINVALIDCONFIG naming the
+   * argument, and records nothing.
+   */
   record(latencyMs, failed = false, nowMs) {
-    binding.healthRecord(this._h, latencyMs, failed, nowMs);
+    argument(latencyMs, 'latencyMs');
+    if (typeof failed !== 'boolean') throw configError('failed', `must be a boolean, not ${typeof failed}`);
+    binding.healthRecord(this._h, latencyMs, failed, clockMs(nowMs));
   }
 
   /** `{ calls, errors, errorRate, p50Ms, p90Ms, p99Ms, status }` (rates in percent). */
   snapshot(nowMs) {
-    const s = binding.healthSnapshot(this._h, nowMs);
+    const s = binding.healthSnapshot(this._h, clockMs(nowMs));
     return {
       calls: s.calls,
       errors: s.errors,
@@ -38,15 +44,16 @@ class Health {
     };
   }
 
-  /** The `percent`-th percentile latency (ms), or null for an empty window. */
+  /** The `percent`-th percentile latency (ms; `percent` 0–100), or null for an empty window. */
   percentileMs(percent, nowMs) {
-    const v = binding.healthPercentile(this._h, percent, nowMs);
+    argument(percent, 'percent', { max: 100 });
+    const v = binding.healthPercentile(this._h, percent, clockMs(nowMs));
     return v === undefined ? null : v;
   }
 
   /** `healthy`, `degraded` or `unhealthy`. */
   status(nowMs) {
-    return binding.healthSnapshot(this._h, nowMs).status;
+    return binding.healthSnapshot(this._h, clockMs(nowMs)).status;
   }
 }
 

@@ -22,7 +22,7 @@ export interface CallContext {
 export interface ExecuteOptions {
   /** The caller's signal: an abort is the caller's own cancellation (ignored by breakers, DESIGN §1). */
   signal?: AbortSignal;
-  /** A deadline the call must finish by (timeouts shrink to it; retries stop before it). */
+  /** A deadline the call must finish by (timeouts shrink to it; retries stop before it); anything but a Deadline throws EINVALIDCONFIG. */
   deadline?: Deadline;
   /** Bulkhead priority (default `normal`). */
   priority?: Priority;
@@ -49,7 +49,7 @@ export declare const codes: Readonly<{ [K in ErrorCode]: K }>;
 export declare class SeawallError extends Error {
   constructor(code: ErrorCode, message: string, props?: Record<string, unknown> & { cause?: unknown });
   code: ErrorCode;
-  /** EINVALIDCONFIG: the option at fault, e.g. `failureRateThreshold` or `window.size`. */
+  /** EINVALIDCONFIG: the option or argument at fault, e.g. `failureRateThreshold`, `window.size`, `attempt` or `nowMs`. */
   field?: string;
   /** ECIRCUITOPEN in `open`: ms until the breaker lets a probe through. */
   retryAfterMs?: number;
@@ -189,7 +189,11 @@ export declare class CircuitBreaker<A extends unknown[] = unknown[], R = unknown
   on(event: string | symbol, listener: (...args: any[]) => void): this;
 }
 
-/** The breaker driven by hand, with the caller's clock (`nowMs`). */
+/**
+ * The breaker driven by hand, with the caller's clock (`nowMs`, a finite number
+ * ≥ 0). `permit` is what `tryAcquire` gave (a whole number ≥ 0), `durationMs` a
+ * finite number ≥ 0; anything else throws EINVALIDCONFIG naming the argument.
+ */
 export declare class BreakerCore {
   constructor(options?: Omit<CircuitBreakerOptions, 'isFailure' | 'errorFilter' | 'fallback'>);
   tryAcquire(nowMs: number): { permit: number; error?: undefined } | { permit?: undefined; error: SeawallError };
@@ -234,7 +238,11 @@ export interface RetryBudgetOptions {
   shared?: string;
 }
 
-/** Finagle RetryBudget (DESIGN §4). Times `nowMs` are of the OS monotonic clock (`monotonicMs()`), default now. */
+/**
+ * Finagle RetryBudget (DESIGN §4). Times `nowMs` are of the OS monotonic clock
+ * (`monotonicMs()`), default now; a given `nowMs` must be a finite number ≥ 0
+ * (else EINVALIDCONFIG, `field` `nowMs`).
+ */
 export declare class RetryBudget {
   constructor(options?: RetryBudgetOptions);
   readonly name: string | undefined;
@@ -273,11 +281,20 @@ export declare class RetryThrottle {
   static unlinkShared(name: string): void;
 }
 
-/** Backoff delays on their own (DESIGN §4). */
+/**
+ * Backoff delays on their own (DESIGN §4). `attempt` is the retry's number, a
+ * whole number ≥ 1 (the first retry is 1); `previousMs` the last delay (ms,
+ * finite, ≥ 0, default 0; decorrelated jitter uses it); `seed` any finite
+ * number. Anything else (NaN, 0, −1, 1.5, '3') throws EINVALIDCONFIG naming
+ * the argument.
+ */
 export declare class Backoff {
   constructor(options?: BackoffOptions);
+  /** The delay (ms) before retry `attempt`, jitter applied. */
   delayMs(attempt: number, previousMs?: number): number;
+  /** `min(maxMs, baseMs · multiplier^(attempt−1))` (ms), no jitter. */
   exponentialMs(attempt: number): number;
+  /** Restart the jitter's random sequence from `seed` (tests). */
   reseed(seed: number): void;
 }
 
@@ -321,7 +338,10 @@ export interface BulkheadOptions {
   maxConcurrent?: number;
   /** Callers that may wait (FIFO). Default 0. */
   maxQueue?: number;
-  /** Longest wait for a permit (ms). Default: no limit. */
+  /**
+   * Longest wait for a permit (ms, > 0, any length: waits past Node's 24.8-day
+   * setTimeout limit are chained, never cut to 1 ms). Default and `Infinity`: no limit.
+   */
   queueTimeoutMs?: number;
   /** Percent of maxConcurrent each priority may use (load shedding); default 100 each. */
   shares?: Partial<Record<Priority, number>>;
@@ -378,7 +398,7 @@ export declare class Bulkhead implements Policy {
   static unlinkShared(name: string): void;
 }
 
-/** The semaphore driven by hand. */
+/** The semaphore driven by hand. A `ticket` is what `acquire` gave (a whole number ≥ 0; else EINVALIDCONFIG). */
 export declare class SemaphoreCore {
   constructor(options?: Omit<BulkheadOptions, 'queueTimeoutMs' | 'name' | 'shared'>);
   acquire(priority?: Priority, wait?: boolean): { admitted: true } | { ticket: number } | { error: SeawallError };
@@ -388,7 +408,13 @@ export declare class SemaphoreCore {
   snapshot(): { active: number; queued: number };
 }
 
-/** A timeout: each call gets its own AbortSignal, aborted when its time is up. */
+/**
+ * A timeout: each call gets its own AbortSignal, aborted when its time is up.
+ * `ms` > 0, any length (a timer past Node's 24.8-day setTimeout limit is
+ * chained, never cut to 1 ms); `Infinity`: no timer, only the deadline and the
+ * caller's signal end the call. Anything else throws EINVALIDCONFIG (`field`
+ * `timeoutMs`).
+ */
 export declare class Timeout implements Policy {
   constructor(ms: number);
   readonly ms: number;
@@ -396,7 +422,11 @@ export declare class Timeout implements Policy {
 }
 export declare function timeout(ms: number): Timeout;
 
-/** A deadline budget (DESIGN §6) on performance.now(), or your `nowMs`. */
+/**
+ * A deadline budget (DESIGN §6) on performance.now(), or your `nowMs` (any
+ * finite number). `totalMs` > 0 and finite, `maxMs` ≥ 0 (Infinity allowed);
+ * anything else throws EINVALIDCONFIG naming the argument.
+ */
 export declare class Deadline {
   constructor(totalMs: number, options?: { nowMs?: number });
   static after(ms: number): Deadline;
@@ -461,14 +491,25 @@ export interface HealthOptions {
 
 export type HealthStatus = 'healthy' | 'degraded' | 'unhealthy';
 
-/** Windowed latency and errors of a dependency (DESIGN §7). */
+/**
+ * Windowed latency and errors of a dependency (DESIGN §7). `nowMs`: the OS
+ * monotonic clock (`monotonicMs()`), default now; a given one must be a finite
+ * number ≥ 0.
+ */
 export declare class Health {
   constructor(options?: HealthOptions);
+  /**
+   * One call of `latencyMs` (finite, ≥ 0) ended, `failed` (a boolean, default
+   * false) or not. NaN, a negative or infinite latency, a non-number or a
+   * non-boolean `failed` throws EINVALIDCONFIG naming the argument and records
+   * nothing.
+   */
   record(latencyMs: number, failed?: boolean, nowMs?: number): void;
   snapshot(nowMs?: number): {
     calls: number; errors: number; errorRate: number | null;
     p50Ms: number | null; p90Ms: number | null; p99Ms: number | null; status: HealthStatus;
   };
+  /** The `percent`-th (0–100) percentile latency (ms), null for an empty window. */
   percentileMs(percent: number, nowMs?: number): number | null;
   status(nowMs?: number): HealthStatus;
 }

@@ -11,7 +11,7 @@ const { LRUCache } = require('lru-cache');
 const { configError } = require('./errors');
 const { only, number, isPlainObject } = require('./config');
 const { checkSignal } = require('./abort');
-const { Deadline } = require('./deadline');
+const { Deadline, checkDeadline } = require('./deadline');
 
 /** Nest `policies` (each with `execute(fn, options)`), the first outermost. */
 function wrap(...policies) {
@@ -121,7 +121,7 @@ class Pipeline {
   async execute(fn, options) {
     const key = options === undefined ? undefined : options.key;
     const signal = options === undefined ? undefined : checkSignal(options.signal, configError);
-    let deadline = options === undefined ? undefined : options.deadline;
+    let deadline = options === undefined ? undefined : checkDeadline(options.deadline);
     if (this._deadlineMs !== undefined) {
       const own = new Deadline(this._deadlineMs);
       deadline = deadline === undefined ? own : deadline.child(this._deadlineMs);

@@ -6,9 +6,12 @@
 
 const { binding, fast } = require('./native');
 const { SeawallError, isSeawallError, codes, configError, abortedError, fromNative, sharedOpenError } = require('./errors');
-const { only, number, optionalFunction, backoffConfig, budgetConfig, throttleConfig, isPlainObject } = require('./config');
+const {
+  only, number, argument, clockMs, ATTEMPT, optionalFunction, backoffConfig, budgetConfig, throttleConfig, isPlainObject,
+} = require('./config');
 const { checkSignal, listen, noop } = require('./abort');
-const { Deadline } = require('./deadline');
+const { Deadline, checkDeadline } = require('./deadline');
+const { LongTimer } = require('./timers');
 
 const { retryBudgetDeposit, retryThrottleRecordSuccess } = fast;
 
@@ -65,17 +68,17 @@ class RetryBudget {
   /** One original request starts (at `nowMs` of your clock, default now). */
   deposit(nowMs) {
     if (nowMs === undefined) retryBudgetDeposit(this._h);
-    else binding.retryBudgetDepositAt(this._h, nowMs);
+    else binding.retryBudgetDepositAt(this._h, clockMs(nowMs));
   }
 
   /** Withdraw one retry if the balance covers it (one atomic step). */
   tryWithdraw(nowMs) {
-    return binding.retryBudgetTryWithdraw(this._h, nowMs);
+    return binding.retryBudgetTryWithdraw(this._h, clockMs(nowMs));
   }
 
   /** `{ requests, retries, available }` in the live window. */
   snapshot(nowMs) {
-    return binding.retryBudgetSnapshot(this._h, nowMs);
+    return binding.retryBudgetSnapshot(this._h, clockMs(nowMs));
   }
 }
 
@@ -129,7 +132,9 @@ class RetryThrottle {
 
 /**
  * Backoff delays on their own: `delayMs(attempt, previousMs)` for retry
- * `attempt` ≥ 1 (`previousMs`: the last delay, used by decorrelated jitter).
+ * `attempt` (a whole number ≥ 1) and `previousMs` (the last delay, finite
+ * ≥ 0, used by decorrelated jitter). Other values throw EINVALIDCONFIG naming
+ * the argument.
  */
 class Backoff {
   constructor(options = {}) {
@@ -138,15 +143,20 @@ class Backoff {
   }
 
   delayMs(attempt, previousMs = 0) {
+    argument(attempt, 'attempt', ATTEMPT);
+    argument(previousMs, 'previousMs');
     return binding.backoffDelay(this._h, attempt, previousMs);
   }
 
+  /** `min(maxMs, baseMs · multiplier^(attempt−1))`, no jitter (`attempt` a whole number ≥ 1). */
   exponentialMs(attempt) {
+    argument(attempt, 'attempt', ATTEMPT);
     return binding.backoffExponential(this._h, attempt);
   }
 
-  /** Restart the jitter's random sequence from `seed` (tests). */
+  /** Restart the jitter's random sequence from `seed` (any finite number; tests). */
   reseed(seed) {
+    argument(seed, 'seed', { min: -Infinity });
     binding.backoffReseed(this._h, seed);
   }
 }
@@ -175,17 +185,21 @@ function retryAfterOf(error) {
   return parseRetryAfter(v);
 }
 
-/** Sleep `ms`, or reject with EABORTED the moment `signal` aborts. */
+/**
+ * Sleep `ms` (any length: a server's 30-day Retry-After is waited out, not cut
+ * to 1 ms by Node's timer limit), or reject with EABORTED the moment `signal`
+ * aborts.
+ */
 function sleep(ms, signal) {
   return new Promise((resolve, reject) => {
     let off = noop;
-    const timer = setTimeout(() => {
+    const timer = new LongTimer(() => {
       off();
       resolve();
     }, ms);
     if (signal !== undefined) {
       off = listen(signal, () => {
-        clearTimeout(timer);
+        timer.clear();
         reject(abortedError(signal));
       });
     }
@@ -227,7 +241,7 @@ class Retry {
   async execute(fn, options) {
     if (typeof fn !== 'function') throw configError('fn', 'must be a function');
     const signal = options === undefined ? undefined : checkSignal(options.signal, configError);
-    let deadline = options === undefined ? undefined : options.deadline;
+    let deadline = options === undefined ? undefined : checkDeadline(options.deadline);
     if (deadline === undefined && this._deadlineMs !== undefined) deadline = new Deadline(this._deadlineMs);
     if (signal !== undefined && signal.aborted) throw abortedError(signal);
     if (this._budget !== undefined) retryBudgetDeposit(this._budget._h);

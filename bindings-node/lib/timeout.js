@@ -6,6 +6,8 @@
 
 const { SeawallError, codes, configError, abortedError } = require('./errors');
 const { checkSignal, listen, noop } = require('./abort');
+const { LongTimer } = require('./timers');
+const { checkDeadline } = require('./deadline');
 
 function timeoutError(ms, deadline) {
   return new SeawallError(codes.ETIMEDOUT, deadline ? `deadline exceeded (${ms} ms left)` : `timed out after ${ms} ms`, {
@@ -14,10 +16,14 @@ function timeoutError(ms, deadline) {
 }
 
 class Timeout {
-  /** @param {number} ms how long one call may take (ms, > 0) */
+  /**
+   * @param {number} ms how long one call may take (ms, > 0; any length, timers
+   *   past Node's 24.8-day limit are chained; `Infinity`: no time limit, only the
+   *   deadline and the caller's signal end the call)
+   */
   constructor(ms) {
-    if (typeof ms !== 'number' || !(ms > 0) || !Number.isFinite(ms)) {
-      throw configError('timeoutMs', `must be a finite number of ms greater than 0, not ${ms}`);
+    if (typeof ms !== 'number' || !(ms > 0)) {
+      throw configError('timeoutMs', `must be a number of ms greater than 0 (or Infinity), not ${ms}`);
     }
     this.ms = ms;
   }
@@ -30,7 +36,7 @@ class Timeout {
    */
   execute(fn, options) {
     const signal = options === undefined ? undefined : checkSignal(options.signal, configError);
-    const deadline = options === undefined ? undefined : options.deadline;
+    const deadline = options === undefined ? undefined : checkDeadline(options.deadline);
     let ms = this.ms;
     let byDeadline = false;
     if (deadline !== undefined) {
@@ -46,7 +52,7 @@ class Timeout {
     return new Promise((resolve, reject) => {
       let settled = false;
       let off = noop;
-      const timer = setTimeout(() => {
+      const timer = new LongTimer(() => {
         if (settled) return;
         settled = true;
         off();
@@ -56,7 +62,7 @@ class Timeout {
       }, ms);
       const finish = () => {
         settled = true;
-        clearTimeout(timer);
+        timer.clear();
         off();
       };
       if (signal !== undefined) {
