@@ -9,6 +9,11 @@ use clap::Parser;
 pub const DEFAULT_PHASE_SECS: u32 = 15;
 /// Seconds per phase with `--quick` (for CI): six phases of 5 s run in 30 s.
 pub const QUICK_PHASE_SECS: u32 = 5;
+/// Lowest `--rate`: twice the breaker's minimum number of calls (20) per 2 s window.
+pub const MIN_RATE: u32 = 20;
+/// Shortest `--phase-secs`: the 1 s open period, the probes and a window's worth of
+/// calls after them.
+pub const MIN_PHASE_SECS: u32 = 3;
 
 /// The seawall gameday: a chaos experiment over loopback HTTP.
 ///
@@ -30,12 +35,15 @@ pub struct Args {
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
 
-    /// Requests per second sent to each service (open loop), 1 to 200.
-    #[arg(long, default_value_t = 80, value_parser = clap::value_parser!(u32).range(1..=200))]
+    /// Requests per second sent to each service (open loop), 20 to 200. Below 20 the
+    /// breaker's 2 s window holds fewer than twice its minimum of 20 calls, so it
+    /// may never be allowed to open and the run could not show what it is for.
+    #[arg(long, default_value_t = 80, value_parser = clap::value_parser!(u32).range(i64::from(MIN_RATE)..=200))]
     pub rate: u32,
 
-    /// Seconds per phase, 1 to 60 [default: 15, or 5 with --quick].
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=60))]
+    /// Seconds per phase, 3 to 60 [default: 15, or 5 with --quick]. A phase must
+    /// hold a whole open → half-open → closed cycle (1 s open, then the probes).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(i64::from(MIN_PHASE_SECS)..=60))]
     pub phase_secs: Option<u32>,
 
     /// Directory for gameday-report.json and gameday.svg (created if missing).
@@ -71,15 +79,19 @@ mod tests {
         assert_eq!(parse(&["--quick"]).unwrap().phase_secs(), 5);
         let a = parse(&["--quick", "--phase-secs", "7", "--rate", "200"]).unwrap();
         assert_eq!((a.phase_secs(), a.rate), (7, 200));
+        let a = parse(&["--rate", "20", "--phase-secs", "3"]).unwrap();
+        assert_eq!((a.phase_secs(), a.rate), (3, 20));
     }
 
     #[test]
     fn out_of_range_values_are_usage_errors() {
         for bad in [
             &["--rate", "0"][..],
+            &["--rate", "19"],
             &["--rate", "201"],
             &["--rate", "fast"],
             &["--phase-secs", "0"],
+            &["--phase-secs", "2"],
             &["--phase-secs", "61"],
             &["--seed", "-1"],
             &["--bogus"],
