@@ -33,6 +33,32 @@ function sharedName(options) {
 }
 
 /**
+ * What RetryBudget and RetryThrottle share: options checked, the native object
+ * opened (in this process, or in the region `shared` of /dev/shm) and its
+ * handle kept.
+ */
+class SharedNative {
+  constructor(options, toConfig, open, what, fields) {
+    if (!isPlainObject(options)) throw configError('options', 'must be an object');
+    const cfg = toConfig(options);
+    const shared = sharedName(options);
+    try {
+      this._token = open(cfg, shared);
+    } catch (e) {
+      throw sharedOpenError(e, what, shared, fields);
+    }
+    this._h = binding.handleOf(this._token);
+    this._shared = shared;
+    this.name = options.name !== undefined ? options.name : shared;
+  }
+
+  /** Whether this object lives in a region shared by the processes of the host. */
+  get isShared() {
+    return this._shared !== undefined;
+  }
+}
+
+/**
  * A retry budget (Finagle RetryBudget): over `ttlMs` (default 10 000), each
  * request deposits `percentCanRetry` % of a retry (default 20), each retry
  * withdraws one, on top of a reserve of `minRetriesPerSec` · ttl (default 10/s).
@@ -40,24 +66,10 @@ function sharedName(options) {
  * `shared: name`, between every process of the host too (every process must
  * give the same options: ESHAREDMISMATCH otherwise).
  */
-class RetryBudget {
+class RetryBudget extends SharedNative {
   constructor(options = {}) {
-    if (!isPlainObject(options)) throw configError('options', 'must be an object');
-    const cfg = budgetConfig(options);
-    const shared = sharedName(options);
-    try {
-      this._token = binding.retryBudgetNew(cfg, shared);
-    } catch (e) {
-      throw sharedOpenError(e, 'retry budget', shared, 'ttlMs, minRetriesPerSec and percentCanRetry');
-    }
-    this._h = binding.handleOf(this._token);
-    this._shared = shared;
-    this.name = options.name !== undefined ? options.name : shared;
-  }
-
-  /** Whether this budget lives in a region shared by the processes of the host. */
-  get isShared() {
-    return this._shared !== undefined;
+    super(options, budgetConfig, binding.retryBudgetNew, 'retry budget',
+      'ttlMs, minRetriesPerSec and percentCanRetry');
   }
 
   /** Remove the shared retry budget `name` from /dev/shm (a missing one is fine). */
@@ -89,24 +101,9 @@ class RetryBudget {
  * every process of the host (same options everywhere: ESHAREDMISMATCH
  * otherwise).
  */
-class RetryThrottle {
+class RetryThrottle extends SharedNative {
   constructor(options = {}) {
-    if (!isPlainObject(options)) throw configError('options', 'must be an object');
-    const cfg = throttleConfig(options);
-    const shared = sharedName(options);
-    try {
-      this._token = binding.retryThrottleNew(cfg, shared);
-    } catch (e) {
-      throw sharedOpenError(e, 'retry throttle', shared, 'maxTokens and tokenRatio');
-    }
-    this._h = binding.handleOf(this._token);
-    this._shared = shared;
-    this.name = options.name !== undefined ? options.name : shared;
-  }
-
-  /** Whether this throttle lives in a region shared by the processes of the host. */
-  get isShared() {
-    return this._shared !== undefined;
+    super(options, throttleConfig, binding.retryThrottleNew, 'retry throttle', 'maxTokens and tokenRatio');
   }
 
   /** Remove the shared retry throttle `name` from /dev/shm (a missing one is fine). */
