@@ -38,13 +38,18 @@ pub struct Args {
     /// Requests per second sent to each service (open loop), 20 to 200. Below 20 the
     /// breaker's 2 s window holds fewer than twice its minimum of 20 calls, so it
     /// may never be allowed to open and the run could not show what it is for.
-    #[arg(long, default_value_t = 80, value_parser = clap::value_parser!(u32).range(i64::from(MIN_RATE)..=200))]
+    #[arg(long, default_value_t = 80, value_parser = clap::value_parser!(u32).range(1..=200))]
     pub rate: u32,
 
     /// Seconds per phase, 3 to 60 [default: 15, or 5 with --quick]. A phase must
     /// hold a whole open → half-open → closed cycle (1 s open, then the probes).
-    #[arg(long, value_parser = clap::value_parser!(u32).range(i64::from(MIN_PHASE_SECS)..=60))]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=60))]
     pub phase_secs: Option<u32>,
+
+    /// Accept `--rate` down to 1 and `--phase-secs` down to 1, where the checks
+    /// cannot hold: a way to watch a failed check (the tests use it).
+    #[arg(long, hide = true)]
+    pub below_checked_range: bool,
 
     /// Directory for gameday-report.json and gameday.svg (created if missing).
     #[arg(long, default_value = "gameday-out")]
@@ -52,6 +57,29 @@ pub struct Args {
 }
 
 impl Args {
+    /// The flags as given, if they lie where the checks can hold (or
+    /// `--below-checked-range` says to run anyway); else a usage error (exit 2).
+    pub fn checked(self) -> Result<Self, clap::Error> {
+        use clap::CommandFactory;
+        let low = if self.rate < MIN_RATE {
+            Some(format!("--rate {} is below {MIN_RATE}", self.rate))
+        } else if self.phase_secs() < MIN_PHASE_SECS {
+            Some(format!(
+                "--phase-secs {} is below {MIN_PHASE_SECS}",
+                self.phase_secs()
+            ))
+        } else {
+            None
+        };
+        match low {
+            Some(why) if !self.below_checked_range => Err(Self::command().error(
+                clap::error::ErrorKind::ValueValidation,
+                format!("{why}: the breaker could not be seen to open and close (--below-checked-range runs it anyway)"),
+            )),
+            _ => Ok(self),
+        }
+    }
+
     /// Seconds per phase after `--quick` and `--phase-secs` are applied.
     #[must_use]
     pub fn phase_secs(&self) -> u32 {
@@ -68,7 +96,8 @@ mod tests {
     use super::*;
 
     fn parse(args: &[&str]) -> Result<Args, clap::Error> {
-        Args::try_parse_from(std::iter::once("seawall-gameday").chain(args.iter().copied()))
+        Args::try_parse_from(std::iter::once("seawall-gameday").chain(args.iter().copied()))?
+            .checked()
     }
 
     #[test]
@@ -81,6 +110,8 @@ mod tests {
         assert_eq!((a.phase_secs(), a.rate), (7, 200));
         let a = parse(&["--rate", "20", "--phase-secs", "3"]).unwrap();
         assert_eq!((a.phase_secs(), a.rate), (3, 20));
+        let a = parse(&["--rate", "5", "--phase-secs", "1", "--below-checked-range"]).unwrap();
+        assert_eq!((a.phase_secs(), a.rate), (1, 5));
     }
 
     #[test]

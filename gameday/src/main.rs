@@ -9,7 +9,7 @@ use clap::Parser;
 use seawall_gameday::{checks, cli::Args, execute, report};
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let args = Args::parse().checked().unwrap_or_else(|e| e.exit());
     let done = match execute(&args) {
         Ok(done) => done,
         Err(e) => {

@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use plotters::coord::CoordTranslate;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use seawall_core::State;
@@ -117,6 +118,22 @@ pub fn draw(run: &RunData, path: &Path) -> Result<(), String> {
     root.present().map_err(err)
 }
 
+/// The legend box every chart of the picture draws, at `position`.
+fn legend<'a, 'b: 'a, C: CoordTranslate>(
+    chart: &mut ChartContext<'a, SVGBackend<'b>, C>,
+    position: SeriesLabelPosition,
+) -> Result<(), String> {
+    chart
+        .configure_series_labels()
+        .position(position)
+        .margin(10)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK.mix(0.5))
+        .label_font(("sans-serif", 13))
+        .draw()
+        .map_err(err)
+}
+
 fn color(s: Service) -> RGBColor {
     match s {
         Service::Unprotected => UNPROTECTED,
@@ -203,15 +220,7 @@ fn latency_chart(
                 PathElement::new(vec![(x, y), (x + 20, y)], c.mix(0.6).stroke_width(1))
             });
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .margin(10)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK.mix(0.5))
-        .label_font(("sans-serif", 13))
-        .draw()
-        .map_err(err)
+    legend(&mut chart, SeriesLabelPosition::UpperRight)
 }
 
 fn served_chart(
@@ -268,15 +277,7 @@ fn served_chart(
                 });
         }
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::LowerLeft)
-        .margin(10)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK.mix(0.5))
-        .label_font(("sans-serif", 13))
-        .draw()
-        .map_err(err)
+    legend(&mut chart, SeriesLabelPosition::LowerLeft)
 }
 
 /// The state as a level: closed 0, half-open 1, open (or forced open) 2.

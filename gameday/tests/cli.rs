@@ -20,7 +20,8 @@ fn out_dir(name: &str) -> PathBuf {
 #[test]
 fn a_failed_expectation_exits_1_and_names_the_check() {
     // At 5 requests/s the breaker's 2 s window never holds its minimum of 20 calls,
-    // so it cannot open in the 50 % errors phase: that expectation must fail.
+    // so it cannot open in the 50 % errors phase: that expectation must fail
+    // (`--below-checked-range`: without it the flags are refused, exit 2).
     let dir = out_dir("gameday-slow-rate");
     let o = gameday(&[
         "--rate",
@@ -29,6 +30,7 @@ fn a_failed_expectation_exits_1_and_names_the_check() {
         "1",
         "--seed",
         "3",
+        "--below-checked-range",
         "--out",
         dir.to_str().unwrap(),
     ]);
@@ -70,6 +72,8 @@ fn a_failed_expectation_exits_1_and_names_the_check() {
 fn bad_flags_are_usage_errors() {
     for (args, mentions) in [
         (&["--rate", "0"][..], "--rate"),
+        (&["--rate", "19"], "--rate 19 is below 20"),
+        (&["--phase-secs", "2"], "--phase-secs 2 is below 3"),
         (&["--phase-secs", "100"], "--phase-secs"),
         (&["--seed", "x"], "--seed"),
         (&["--frobnicate"], "--frobnicate"),
