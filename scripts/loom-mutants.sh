@@ -2,6 +2,8 @@
 # A model that cannot fail is not a model: rebuild seawall-core with each
 # deliberately broken variant (`--cfg seawall_mutant="…"`) and check that the loom
 # model written for that protocol fails. Exits 1 if any mutant survives.
+# `bash scripts/loom-mutants.sh sem_` checks only the mutants whose name starts
+# with the given prefix.
 set -u
 cd "$(dirname "$0")/.."
 export LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-2}"
@@ -22,13 +24,17 @@ pairs=(
   "sem_admit_blind semaphore j_semaphore_active_never_exceeds_max"
   "sem_queue_unbounded semaphore k_semaphore_queued_never_exceeds_max_queue"
   "sem_cancel_blind semaphore l_semaphore_cancel_racing_hand_off_leaks_nothing"
-  "sem_skip_uninstalled semaphore m_semaphore_fifo_hand_off"
+  "sem_pool_unvalidated semaphore o_semaphore_hand_off_to_waiters_still_settling"
+  "sem_settle_blind semaphore p_semaphore_no_waiter_stranded_with_a_free_permit"
+  "sem_slot_kept semaphore q_semaphore_cancelled_slots_are_reused"
   "health_blind_rotation health n_health_rotation_loses_no_record_of_the_new_epoch"
 )
+only="${1:-}"
 survived=0
 for pair in "${pairs[@]}"; do
   set -- $pair
   mutant=$1 file=$2 test=$3
+  [[ "$mutant" == "${only:-}"* ]] || continue
   if RUSTFLAGS="--cfg loom --cfg seawall_mutant=\"$mutant\"" CARGO_TARGET_DIR=target/loom-mutant \
      cargo test -q --release --locked -p seawall-loom-tests --test "$file" -- --exact "$test" >/tmp/seawall-mutant-$mutant.log 2>&1; then
     echo "SURVIVED $mutant: $test passed on the broken variant"

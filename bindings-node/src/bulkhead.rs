@@ -24,8 +24,9 @@
 //! dropping the handle gives back what it still holds.
 //!
 //! The local wait ring holds `Q` tickets: the smallest of 64, 512, 4 096 and
-//! 32 768 that is at least twice `max_queue`, so waiters that give up out of
-//! order behind a long-lived one rarely use it up (see the core's queue bound).
+//! 32 768 that is at least twice `max_queue` (the core needs only `max_queue ≤
+//! Q`: a waiter that gives up frees its slot at once; a release with waiters
+//! scans the first `max_queue` slots, so the spare half costs memory, not time).
 //! A shared semaphore has 1 024 (`SEMAPHORE_MAX_QUEUE`), so its `max_queue` is at
 //! most 1 024 and its `max_concurrent` at most 4 096.
 

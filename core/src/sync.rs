@@ -100,3 +100,13 @@ pub(crate) fn raise_to(cell: &AtomicU64, v: u64) -> (u64, bool) {
     let prev = cell.fetch_max(v, Ordering::AcqRel);
     (prev.max(v), true)
 }
+
+/// Back off in a retry loop that waits for other threads' progress: a spin hint
+/// on real atomics, a yield under loom (so its scheduler runs the others).
+#[inline]
+pub(crate) fn spin_loop() {
+    #[cfg(not(loom))]
+    core::hint::spin_loop();
+    #[cfg(loom)]
+    loom::thread::yield_now();
+}

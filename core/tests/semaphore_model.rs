@@ -41,12 +41,12 @@ proptest! {
     #[test]
     fn semaphore_matches_model(
         max in 1u32..6,
-        max_queue in 0u32..5,
+        max_queue in 0u32..=4,
         sh in shares(),
         ops in proptest::collection::vec(op(), 1..120),
     ) {
         let pct = |p: u64| Ratio::from_percent(p);
-        let s: Semaphore<5> = Semaphore::new(SemaphoreConfig {
+        let s: Semaphore<4> = Semaphore::new(SemaphoreConfig {
             max_concurrent: max,
             max_queue,
             shares: PriorityShares {
@@ -57,7 +57,7 @@ proptest! {
             },
         })
         .unwrap();
-        let mut m = MSemaphore::new(u64::from(max), u64::from(max_queue), sh, 5);
+        let mut m = MSemaphore::new(u64::from(max), u64::from(max_queue), sh, 4);
         let mut holders = 0usize;
         // waiters in arrival order: (model id, core ticket)
         let mut waiting: Vec<(u64, Ticket)> = Vec::new();

@@ -132,11 +132,51 @@ fn l_semaphore_cancel_racing_hand_off_leaks_nothing() {
     });
 }
 
-/// (m) FIFO hand-off, including to a waiter still installing its ticket: two
-/// callers queue while the holder releases. Exactly one ends up holding the
-/// permit and the other waits; if both queued, the earlier ticket got it.
+/// (m) FIFO hand-off: waiter A has settled in the queue before B arrives; B
+/// queues while the holder releases. A gets the permit, whatever the
+/// interleaving, and B waits (a later arrival never overtakes a settled one).
 #[test]
 fn m_semaphore_fifo_hand_off() {
+    model(|| {
+        let s = Arc::new(sem::<2>(1, 2));
+        assert_eq!(
+            s.acquire_raw(Priority::Normal, false),
+            Ok(RawAdmission::Admitted)
+        );
+        let Ok(RawAdmission::Queued(a)) = s.acquire_raw(Priority::Normal, true) else {
+            panic!("A must queue");
+        };
+        let b = {
+            let s = s.clone();
+            thread::spawn(move || s.acquire_raw(Priority::Normal, true).unwrap())
+        };
+        let holder = {
+            let s = s.clone();
+            thread::spawn(move || assert!(s.release()))
+        };
+        holder.join().unwrap();
+        let b = b.join().unwrap();
+        assert_eq!(s.poll(a), TicketState::Granted, "FIFO: A first (B: {b:?})");
+        let RawAdmission::Queued(b) = b else {
+            panic!("B took a permit while A waited: {b:?}");
+        };
+        assert_eq!(s.poll(b), TicketState::Waiting);
+        assert_eq!(
+            s.snapshot(),
+            SemaphoreSnapshot {
+                active: 1,
+                queued: 1
+            }
+        );
+    });
+}
+
+/// (o) Hand-off to waiters still settling: two callers queue while the holder
+/// releases, so the release may find no installed waiter. Exactly one caller
+/// ends up holding the permit and the other waits — never both waiting with the
+/// permit back in the pool.
+#[test]
+fn o_semaphore_hand_off_to_waiters_still_settling() {
     model(|| {
         let s = Arc::new(sem::<2>(1, 2));
         assert_eq!(
@@ -160,7 +200,7 @@ fn m_semaphore_fifo_hand_off() {
             RawAdmission::Queued(t) => s.poll(*t) == TicketState::Granted,
         };
         let holding = got.iter().filter(|a| holds(a)).count();
-        assert_eq!(holding, 1, "{got:?}");
+        assert_eq!(holding, 1, "{got:?} ({:?})", s.snapshot());
         assert_eq!(
             s.snapshot(),
             SemaphoreSnapshot {
@@ -168,9 +208,117 @@ fn m_semaphore_fifo_hand_off() {
                 queued: 1
             }
         );
-        if let [RawAdmission::Queued(a), RawAdmission::Queued(b)] = got[..] {
-            let first = if a.id < b.id { a } else { b };
-            assert_eq!(s.poll(first), TicketState::Granted, "FIFO: {got:?}");
-        }
+    });
+}
+
+/// (p) Finding 02 — no waiter is left waiting while a permit is free once every
+/// thread has finished: a waiter cancels while the holder releases and at once
+/// queues again (it may count the leaving waiter as still queued). Whatever the
+/// interleaving, a ticket still waiting at the end has every permit held by
+/// someone who will release it; here nobody else holds one, so the holder's new
+/// request must end holding the permit.
+#[test]
+fn p_semaphore_no_waiter_stranded_with_a_free_permit() {
+    model(|| {
+        let s = Arc::new(sem::<4>(1, 2));
+        assert_eq!(
+            s.acquire_raw(Priority::Normal, false),
+            Ok(RawAdmission::Admitted)
+        );
+        let Ok(RawAdmission::Queued(w)) = s.acquire_raw(Priority::Normal, true) else {
+            panic!("the waiter must queue");
+        };
+        let canceller = {
+            let s = s.clone();
+            thread::spawn(move || s.cancel(w))
+        };
+        let holder = {
+            let s = s.clone();
+            thread::spawn(move || {
+                assert!(s.release());
+                s.acquire_raw(Priority::Normal, true)
+            })
+        };
+        let outcome = canceller.join().unwrap();
+        let again = holder.join().unwrap().expect("room to wait");
+        let snap = s.snapshot();
+        let waiting = match again {
+            RawAdmission::Admitted => false,
+            RawAdmission::Queued(t) => s.poll(t) == TicketState::Waiting,
+        };
+        assert!(
+            !(waiting && snap.active < 1),
+            "{again:?} waits for ever: a permit is free ({snap:?}, cancel: {outcome:?})"
+        );
+        // The canceller may have been handed the first permit and passed it on.
+        assert!(matches!(
+            outcome,
+            CancelOutcome::Cancelled | CancelOutcome::PassedOn
+        ));
+        assert_eq!(
+            snap,
+            SemaphoreSnapshot {
+                active: 1,
+                queued: 0
+            }
+        );
+        assert!(s.release());
+        assert_eq!(s.snapshot(), idle());
+    });
+}
+
+/// (q) Finding 03 — a cancelled waiter's slot is free at once: with `Q =
+/// max_queue = 2`, the oldest waiter stays queued while a caller queues and gives
+/// up twice and the holder hands its permit on. The caller always finds room (at
+/// most 2 live waiters), and afterwards two new waiters fit again.
+#[test]
+fn q_semaphore_cancelled_slots_are_reused() {
+    model(|| {
+        let s = Arc::new(sem::<2>(1, 2));
+        assert_eq!(
+            s.acquire_raw(Priority::Normal, false),
+            Ok(RawAdmission::Admitted)
+        );
+        let Ok(RawAdmission::Queued(oldest)) = s.acquire_raw(Priority::Normal, true) else {
+            panic!("the oldest must queue");
+        };
+        let churn = {
+            let s = s.clone();
+            thread::spawn(move || {
+                for round in 0..2 {
+                    match s.acquire_raw(Priority::Normal, true) {
+                        Ok(RawAdmission::Queued(t)) => {
+                            assert_eq!(s.cancel(t), CancelOutcome::Cancelled);
+                        }
+                        // The oldest may hold the permit by now: the queue is empty.
+                        Ok(RawAdmission::Admitted) => panic!("round {round}: barged"),
+                        Err(r) => panic!("round {round}: refused with room to wait: {r:?}"),
+                    }
+                }
+            })
+        };
+        let holder = {
+            let s = s.clone();
+            thread::spawn(move || assert!(s.release()))
+        };
+        churn.join().unwrap();
+        holder.join().unwrap();
+        assert_eq!(s.poll(oldest), TicketState::Granted);
+        assert_eq!(
+            s.snapshot(),
+            SemaphoreSnapshot {
+                active: 1,
+                queued: 0
+            }
+        );
+        let a = s.acquire_raw(Priority::Normal, true);
+        let b = s.acquire_raw(Priority::Normal, true);
+        let (Ok(RawAdmission::Queued(a)), Ok(RawAdmission::Queued(b))) = (a, b) else {
+            panic!("two waiters must fit a queue of two: {a:?}, {b:?}");
+        };
+        assert_eq!(s.cancel(a), CancelOutcome::Cancelled);
+        assert_eq!(s.cancel(b), CancelOutcome::Cancelled);
+        assert!(s.release());
+        assert_eq!(s.snapshot(), idle());
     });
 }

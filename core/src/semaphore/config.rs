@@ -85,8 +85,9 @@ impl PriorityShares {
 pub struct SemaphoreConfig {
     /// Permits in all (`≥ 1`). Default 10.
     pub max_concurrent: u32,
-    /// Waiters at most (`0 ..= Q` of the [`Semaphore<Q>`](super::Semaphore) type,
-    /// whose docs give the ring bound). Default 0 (reject at once when full).
+    /// Live waiters at most (`0 ..= Q` of the [`Semaphore<Q>`](super::Semaphore)
+    /// type; a waiter that gives up leaves at once). Default 0 (reject at once
+    /// when full).
     pub max_queue: u32,
     /// Shares per priority. Default: all 100 % (a plain bulkhead).
     pub shares: PriorityShares,

@@ -2,32 +2,44 @@
 //! (DESIGN §5).
 //!
 //! # Protocol
-//! One 128-bit word, `state`, holds `active` (permits held), `queued` (live
-//! waiters), and the `head` and `tail` of a ring of tickets. Each of the `Q` ring
-//! slots is a 64-bit word `ticket | status << 32` with status `EMPTY`, `WAITING`,
-//! `GRANTED` or `CANCELLED`; ticket `t` lives in slot `t mod Q`. Nothing is a
-//! pointer, so the semaphore can live in memory shared by processes.
+//! One 128-bit word, `state`, holds `active` (permits held), `queued` (waiters
+//! that have not left: counted from their admission to the queue until they are
+//! granted, cancel, or take a free permit themselves), `arrivals` (the next
+//! arrival number) and `epoch` (bumped by every waiter that settles into the
+//! queue). Each of the `Q` slots is a 64-bit word `status | generation << 2 |
+//! arrival << 32` with status `FREE`, `WAITING`, `GRANTED` or `CANCELLED`; only a
+//! `WAITING` slot is in use, every other one may be taken by the next waiter.
+//! A ticket is `slot | generation << log2(Q)`. Nothing is a pointer, so the
+//! semaphore can live in memory shared by processes.
 //!
 //! * **Admit** (one CAS of `state`): `active < limit(priority)` and `queued = 0`.
 //!   A priority whose limit is below `max_concurrent` is shed at once when
 //!   `active ≥ limit`.
-//! * **Wait** (one CAS of `state`, then one of the slot): take ticket `tail`
-//!   (`queued + 1`, bounded by `max_queue`, and `tail − head < Q` so a slot is
-//!   never needed by two live tickets), then *install* `WAITING(t)` in its slot —
-//!   unless a release already granted it.
-//! * **Release**: with no ticket between `head` and `tail`, `active − 1`.
-//!   Otherwise look at ticket `head`: `CANCELLED` is skipped (`head + 1`);
-//!   `WAITING`, or not yet installed, is granted by a CAS of its slot to
-//!   `GRANTED(t)` — the permit moves to that waiter, `active` is unchanged — and
-//!   then `head + 1, queued − 1`. Anyone who finds `GRANTED` at `head` finishes
-//!   that step for the releaser, so a preempted releaser never blocks others.
-//! * **Cancel**: a CAS of its own slot from `WAITING(t)` to `CANCELLED(t)`, then
-//!   `queued − 1`. If the CAS fails, a release granted the ticket in the same
-//!   instant: the waiter now holds a permit and releases it at once, so it goes on
-//!   to the next waiter or back to the pool — never lost.
+//! * **Wait**: one CAS of `state` takes an arrival number (`queued + 1`, bounded
+//!   by `max_queue` — live waiters only). The waiter then *installs*
+//!   `WAITING(arrival)` in any slot that is not `WAITING` (there is one:
+//!   `WAITING` slots ≤ `queued` ≤ `max_queue` ≤ `Q`), and *settles* with a CAS of
+//!   `state`: `epoch + 1` if every permit is held; if a permit is free (a release
+//!   found no installed waiter, see below) it withdraws its slot and takes that
+//!   permit instead (`active + 1, queued − 1`).
+//! * **Release**: with `queued = 0`, `active − 1`. Otherwise the `WAITING` slot
+//!   with the oldest arrival is granted by a CAS of the slot to `GRANTED` — the
+//!   permit moves to that waiter, `active` is unchanged — then `queued − 1`.
+//!   With no `WAITING` slot, `active − 1` by a CAS from the `state` read *before*
+//!   the scan: any waiter that settled since changed `epoch`, so the CAS fails and
+//!   the scan is made again; a waiter that settles later sees the free permit.
+//!   So a permit never sits in the pool while a settled waiter waits (no waiter
+//!   is ever stranded), and a permit is handed to exactly one waiter or returned.
+//! * **Cancel**: a CAS of its own slot from `WAITING` to `CANCELLED`, then
+//!   `queued − 1`: the slot is free for the next waiter at once. If the CAS fails,
+//!   a release granted the ticket in the same instant: the waiter now holds a
+//!   permit and releases it at once, so it goes on to the next waiter or back to
+//!   the pool — never lost.
 //!
-//! The slot CAS is where a grant and a cancellation race: exactly one wins.
-//! Tickets are granted in ticket order (FIFO), whatever their priority.
+//! The slot CAS is where a grant and a cancellation (or a withdrawal) race:
+//! exactly one wins. Waiters are granted in arrival order (FIFO), whatever their
+//! priority; an arrival is settled when its acquire returns, so a waiter whose
+//! acquire returned before another's began is always served first.
 //! A host runtime learns of its grant by polling its ticket ([`Semaphore::poll`]);
 //! the `std` feature adds a blocking wait with timeout (`BlockingSemaphore`).
 
@@ -43,10 +55,10 @@ pub use permit::{Admission, SemaphorePermit, Waiter};
 
 use crossbeam_utils::CachePadded;
 
-use crate::error::{ConfigError, Field, Problem};
+use crate::error::{ConfigError, Field};
 use crate::sync::{AtomicU64, AtomicU128, Ordering};
 
-const EMPTY: u64 = 0;
+const FREE: u64 = 0;
 const WAITING: u64 = 1;
 const GRANTED: u64 = 2;
 const CANCELLED: u64 = 3;
@@ -79,7 +91,9 @@ pub struct Rejected {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Ticket {
-    /// Sequence number; wraps after 2³² waiters.
+    /// `slot | generation << log2(Q)`: the ring slot the waiter waits in and
+    /// how many waiters that slot had held (its generation, wrapping after
+    /// `2^min(30, 32 − log2 Q)`), so a ticket names one wait, not the slot.
     pub id: u32,
 }
 
@@ -136,8 +150,8 @@ pub struct SemaphoreSnapshot {
 struct Word {
     active: u32,
     queued: u32,
-    head: u32,
-    tail: u32,
+    arrivals: u32,
+    epoch: u32,
 }
 
 impl Word {
@@ -145,20 +159,16 @@ impl Word {
         Self {
             active: v as u32,
             queued: (v >> 32) as u32,
-            head: (v >> 64) as u32,
-            tail: (v >> 96) as u32,
+            arrivals: (v >> 64) as u32,
+            epoch: (v >> 96) as u32,
         }
     }
 
     fn pack(self) -> u128 {
         u128::from(self.active)
             | (u128::from(self.queued) << 32)
-            | (u128::from(self.head) << 64)
-            | (u128::from(self.tail) << 96)
-    }
-
-    fn outstanding(self) -> u32 {
-        self.tail.wrapping_sub(self.head)
+            | (u128::from(self.arrivals) << 64)
+            | (u128::from(self.epoch) << 96)
     }
 
     fn rejected(self, reason: RejectReason) -> Rejected {
@@ -170,19 +180,31 @@ impl Word {
     }
 }
 
-const fn slot_word(ticket: u32, status: u64) -> u64 {
-    ticket as u64 | (status << 32)
-}
+const STATUS_MASK: u64 = 0b11;
+const GEN_SHIFT: u32 = 2;
+const GEN_BITS: u32 = 30;
 
-const fn slot_ticket(v: u64) -> u32 {
-    v as u32
+const fn slot_word(arrival: u32, generation: u32, status: u64) -> u64 {
+    status | ((generation as u64 & ((1 << GEN_BITS) - 1)) << GEN_SHIFT) | ((arrival as u64) << 32)
 }
 
 const fn slot_status(v: u64) -> u64 {
-    v >> 32
+    v & STATUS_MASK
 }
 
-/// Ticket `a` was issued before ticket `b` (serial-number arithmetic: tickets
+const fn slot_generation(v: u64) -> u32 {
+    ((v >> GEN_SHIFT) as u32) & ((1 << GEN_BITS) - 1)
+}
+
+const fn slot_arrival(v: u64) -> u32 {
+    (v >> 32) as u32
+}
+
+const fn with_status(v: u64, status: u64) -> u64 {
+    (v & !STATUS_MASK) | status
+}
+
+/// Arrival `a` came before arrival `b` (serial-number arithmetic: arrivals
 /// less than 2³¹ apart compare correctly across the wrap).
 const fn before(a: u32, b: u32) -> bool {
     let d = b.wrapping_sub(a);
@@ -190,15 +212,24 @@ const fn before(a: u32, b: u32) -> bool {
 }
 
 /// A lock-free, allocation-free counting semaphore with a FIFO wait queue of up to
-/// `Q` tickets and per-priority load shedding (DESIGN §5).
+/// `max_queue ≤ Q` waiters and per-priority load shedding (DESIGN §5).
 ///
-/// **Queue bound.** At most `max_queue` live waiters, and at most `Q` tickets
-/// issued since the oldest ticket `head` has not yet passed. A cancelled waiter
-/// leaves `queued` at once, but its ticket is passed only when it reaches the
-/// front; so while an older waiter stays queued, waiters that arrive and cancel
-/// behind it use up ring slots, and a caller may be refused (`Full`, with
-/// `queued < max_queue`) once `Q` tickets are outstanding. Pick `Q` well above
-/// `max_queue` (the default `Q` is 64) when waiters often give up out of order.
+/// **Queue bound.** At most `max_queue` live waiters: a waiter that times out or
+/// is cancelled leaves `queued` and frees its slot at once, so the queue never
+/// reports full while it has room, however waiters give up.
+///
+/// **`Q`** is 0 (no queue) or a power of two up to 2¹⁶, checked when the type is
+/// used (a compile error otherwise), so a ticket's slot and generation split
+/// cleanly:
+///
+/// ```compile_fail
+/// # use seawall_core::{Semaphore, SemaphoreConfig};
+/// let s = Semaphore::<3>::new(SemaphoreConfig::DEFAULT);
+/// ```
+///
+/// **Cost.** A release with waiters scans the first `max_queue` slots for the
+/// oldest arrival (8 bytes each); a release without waiters, and every admission,
+/// is one CAS.
 ///
 /// `size_of::<Semaphore<Q>>()` is 128 bytes for the state word's cache line plus
 /// `8·Q` bytes of slots and 56 bytes of configuration and limits, rounded to the
@@ -212,25 +243,29 @@ pub struct Semaphore<const Q: usize = 64> {
 }
 
 impl<const Q: usize> Semaphore<Q> {
+    /// `Q` is 0 or a power of two no larger than 2¹⁶ (a compile error otherwise).
+    const RING_OK: () = assert!(
+        Q == 0 || (Q.is_power_of_two() && Q <= 1 << 16),
+        "Semaphore<Q>: Q must be 0 or a power of two no larger than 65536"
+    );
+    /// Bits of a ticket that name the slot.
+    const INDEX_BITS: u32 = if Q == 0 { 0 } else { Q.trailing_zeros() };
+    /// Bits of a ticket left for the slot's generation.
+    const TICKET_GEN_BITS: u32 = if 32 - Self::INDEX_BITS < GEN_BITS {
+        32 - Self::INDEX_BITS
+    } else {
+        GEN_BITS
+    };
+
     /// A semaphore with every permit free, or the first invalid field
     /// (`max_queue` above `Q` included).
     pub fn new(config: SemaphoreConfig) -> Result<Self, ConfigError> {
+        let () = Self::RING_OK;
         config.validate()?;
-        let ring = Q.min(1 << 31) as u64;
-        ConfigError::check_range(Field::MaxQueue, u64::from(config.max_queue), 0, ring)?;
-        if Q > 1 << 31 {
-            return Err(ConfigError::new(
-                Field::MaxQueue,
-                Problem::OutOfRange { min: 0, max: ring },
-            ));
-        }
+        ConfigError::check_range(Field::MaxQueue, u64::from(config.max_queue), 0, Q as u64)?;
         Ok(Self {
             state: CachePadded::new(AtomicU128::new(0)),
-            // Slot i starts as an empty slot of the ticket one lap before i, so
-            // ticket i finds it "older" and installs over it.
-            slots: core::array::from_fn(|i| {
-                AtomicU64::new(slot_word((i as u32).wrapping_sub(Q as u32), EMPTY))
-            }),
+            slots: core::array::from_fn(|_| AtomicU64::new(slot_word(0, 0, FREE))),
             config,
             limits: Priority::ALL.map(|p| config.limit(p)),
         })
@@ -302,7 +337,7 @@ impl<const Q: usize> Semaphore<Q> {
             } else if wait && self.queue_has_room(w) {
                 Word {
                     queued: w.queued + 1,
-                    tail: w.tail.wrapping_add(1),
+                    arrivals: w.arrivals.wrapping_add(1),
                     ..w
                 }
             } else {
@@ -315,8 +350,7 @@ impl<const Q: usize> Semaphore<Q> {
                 return Ok(if next.active > w.active {
                     RawAdmission::Admitted
                 } else {
-                    self.install(w.tail);
-                    RawAdmission::Queued(Ticket { id: w.tail })
+                    self.enqueue(w.arrivals)
                 });
             }
             #[cfg(not(seawall_mutant = "sem_admit_blind"))]
@@ -325,10 +359,7 @@ impl<const Q: usize> Semaphore<Q> {
                 .compare_exchange(raw, next.pack(), Ordering::AcqRel, Ordering::Acquire)
             {
                 Ok(_) if next.active > w.active => return Ok(RawAdmission::Admitted),
-                Ok(_) => {
-                    self.install(w.tail);
-                    return Ok(RawAdmission::Queued(Ticket { id: w.tail }));
-                }
+                Ok(_) => return Ok(self.enqueue(w.arrivals)),
                 Err(seen) => raw = seen,
             }
         }
@@ -337,8 +368,8 @@ impl<const Q: usize> Semaphore<Q> {
     fn queue_has_room(&self, w: Word) -> bool {
         #[cfg(seawall_mutant = "sem_queue_unbounded")]
         {
-            // Mutant: the bound counts only installed waiters, so tickets taken
-            // but not yet installed slip past it.
+            // Mutant: the bound counts only installed waiters, so waiters admitted
+            // to the queue but not yet installed slip past it.
             let installed = self
                 .slots
                 .iter()
@@ -349,113 +380,206 @@ impl<const Q: usize> Semaphore<Q> {
         }
         #[cfg(not(seawall_mutant = "sem_queue_unbounded"))]
         {
-            w.queued < self.config.max_queue && (w.outstanding() as usize) < Q
+            w.queued < self.config.max_queue
         }
     }
 
-    /// Put `WAITING(t)` in ticket `t`'s slot, unless a release already granted it.
-    fn install(&self, t: u32) {
-        let slot = self.slot(t);
-        // Invariant: a slot's ticket only moves forward, so a slot still holding an
-        // older ticket is free for `t` (its ticket is past `head`: granted or
-        // cancelled), and a slot holding `t` already was granted by a release.
-        let mut v = slot.load(Ordering::Acquire);
-        while before(slot_ticket(v), t) {
-            match slot.compare_exchange(
-                v,
-                slot_word(t, WAITING),
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ) {
-                Ok(_) => return,
-                Err(seen) => v = seen,
+    /// Wait as arrival `a` (already counted in `queued`): install, then settle —
+    /// or take a permit a release left in the pool because it could not see us.
+    fn enqueue(&self, a: u32) -> RawAdmission {
+        loop {
+            let (i, v) = self.install(a);
+            if self.settle() {
+                return RawAdmission::Queued(Self::ticket(i, v));
+            }
+            // A permit is free. Withdraw from the slot first, so no release can
+            // grant it while we take the free permit; if a release granted it
+            // already, that permit is ours (and the release counted us out).
+            if self.slots[i]
+                .compare_exchange(
+                    v,
+                    with_status(v, CANCELLED),
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                )
+                .is_err()
+            {
+                return RawAdmission::Admitted;
+            }
+            if self.take_free_permit() {
+                return RawAdmission::Admitted;
+            }
+            // Another waiter took it first: install again, same arrival.
+        }
+    }
+
+    /// Put `WAITING(a)` in a slot that is not `WAITING`; that slot and word.
+    fn install(&self, a: u32) -> (usize, u64) {
+        // `max_queue ≥ 1` here: a waiter was admitted to the queue.
+        let n = (self.config.max_queue as usize).min(Q);
+        let start = a as usize % n;
+        // Invariant: `WAITING` slots ≤ `queued` − 1 (this waiter is counted but not
+        // installed), and `queued ≤ max_queue`, so one of the first `max_queue`
+        // slots is free; a slot goes from free to `WAITING` only by this CAS, from
+        // the exact free word read, so two waiters never share one. A pass that
+        // finds none raced other waiters that made progress meanwhile.
+        loop {
+            for k in 0..n {
+                let i = (start + k) % n;
+                let v = self.slots[i].load(Ordering::Acquire);
+                #[cfg(seawall_mutant = "sem_slot_kept")]
+                if slot_status(v) == CANCELLED {
+                    // Mutant: a cancelled waiter's slot stays taken.
+                    continue;
+                }
+                if slot_status(v) == WAITING {
+                    continue;
+                }
+                let w = slot_word(a, slot_generation(v).wrapping_add(1), WAITING);
+                if self.slots[i]
+                    .compare_exchange(v, w, Ordering::AcqRel, Ordering::Acquire)
+                    .is_ok()
+                {
+                    return (i, w);
+                }
+            }
+            crate::sync::spin_loop();
+        }
+    }
+
+    /// Settle into the queue: `epoch + 1` while every permit is held (`true`);
+    /// `false` (and nothing changed) when a permit is free in the pool.
+    fn settle(&self) -> bool {
+        let max = self.config.max_concurrent;
+        // Invariant: this CAS changes `state` after this waiter's slot became
+        // `WAITING`. A release that read `state` before it sees the slot in its
+        // scan; one that read it after and found no waiter fails its CAS and scans
+        // again; one that returned a permit before it is seen here as
+        // `active < max_concurrent`. So no permit is free while a settled waiter
+        // waits.
+        let mut raw = self.state.load(Ordering::Acquire);
+        loop {
+            let w = Word::unpack(raw);
+            #[cfg(not(seawall_mutant = "sem_settle_blind"))]
+            if w.active < max {
+                return false;
+            }
+            let next = Word {
+                epoch: w.epoch.wrapping_add(1),
+                ..w
+            };
+            match self
+                .state
+                .compare_exchange(raw, next.pack(), Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => return true,
+                Err(seen) => raw = seen,
+            }
+        }
+    }
+
+    /// A withdrawn waiter takes the free permit: `active + 1, queued − 1`;
+    /// `false` when none is free any more.
+    fn take_free_permit(&self) -> bool {
+        let max = self.config.max_concurrent;
+        // Invariant: active ≤ max_concurrent; the waiter leaves `queued` exactly
+        // when it takes the permit, in one CAS.
+        let mut raw = self.state.load(Ordering::Acquire);
+        loop {
+            let w = Word::unpack(raw);
+            if w.active >= max {
+                return false;
+            }
+            let next = Word {
+                active: w.active + 1,
+                queued: w.queued.wrapping_sub(1),
+                ..w
+            };
+            match self
+                .state
+                .compare_exchange(raw, next.pack(), Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => return true,
+                Err(seen) => raw = seen,
             }
         }
     }
 
     /// Give a permit back: to the oldest live waiter if there is one, else to the
-    /// pool. `false` (and nothing changes) when no permit is held.
+    /// pool. `false` (and nothing changed) when no permit is held.
     pub fn release(&self) -> bool {
-        // Invariant: `head` only passes a ticket whose slot is final (GRANTED or
-        // CANCELLED); `queued` drops by one for each granted ticket, exactly when
-        // `head` passes it, and `active` only drops when no ticket is outstanding,
-        // so a permit is either handed to exactly one waiter or returned, never both.
+        // Invariant: a grant is the slot's CAS from `WAITING`, so it reaches one
+        // waiter that has not left, once; the pool gets the permit only by a CAS
+        // from the `state` read before a scan that found no `WAITING` slot, so no
+        // waiter settled between the scan and the return (see `settle`).
         loop {
             let raw = self.state.load(Ordering::Acquire);
             let w = Word::unpack(raw);
             if w.active == 0 {
                 return false;
             }
-            if w.head == w.tail {
-                let next = Word {
-                    active: w.active - 1,
-                    ..w
-                };
-                if self.cas(raw, next) {
-                    return true;
-                }
-                continue;
-            }
-            let t = w.head;
-            let slot = self.slot(t);
-            let v = slot.load(Ordering::Acquire);
-            let (ticket, status) = (slot_ticket(v), slot_status(v));
-            if ticket == t && status == CANCELLED {
-                let _ = self.cas(
-                    raw,
-                    Word {
-                        head: t.wrapping_add(1),
-                        ..w
-                    },
-                );
-            } else if ticket == t && status == GRANTED {
-                self.finish_grant(t);
-            } else if (ticket == t && status == WAITING) || before(ticket, t) {
-                #[cfg(seawall_mutant = "sem_skip_uninstalled")]
-                if ticket != t {
-                    // Mutant: a ticket taken but not yet installed looks like a gap
-                    // and is skipped: its waiter is stranded behind `head`.
-                    let _ = self.cas(
-                        raw,
-                        Word {
-                            head: t.wrapping_add(1),
-                            ..w
-                        },
-                    );
-                    continue;
-                }
-                if slot
+            if w.queued > 0
+                && let Some((i, v)) = self.oldest_waiting()
+            {
+                if self.slots[i]
                     .compare_exchange(
                         v,
-                        slot_word(t, GRANTED),
+                        with_status(v, GRANTED),
                         Ordering::AcqRel,
                         Ordering::Acquire,
                     )
                     .is_ok()
                 {
-                    self.finish_grant(t);
+                    self.leave_queue();
                     return true;
                 }
-            } else {
-                // A ticket newer than `head` in `head`'s slot: `state` moved on
-                // since it was read. Read again.
+                continue;
+            }
+            #[cfg(seawall_mutant = "sem_pool_unvalidated")]
+            let raw = {
+                // Mutant: return the permit from a fresh read, blind to waiters
+                // that settled after the scan.
+                let _ = raw;
+                self.state.load(Ordering::Acquire)
+            };
+            let w = Word::unpack(raw);
+            if self.cas(
+                raw,
+                Word {
+                    active: w.active - 1,
+                    ..w
+                },
+            ) {
+                return true;
             }
         }
     }
 
-    /// Move `head` past ticket `t`, whose slot is `GRANTED`: `queued − 1`.
-    fn finish_grant(&self, t: u32) {
-        // Invariant: only the CAS that moves `head` off `t` decrements `queued` for
-        // `t`, so the grant is counted once whoever (releaser or helper) does it.
+    /// The `WAITING` slot with the oldest arrival, and its word.
+    fn oldest_waiting(&self) -> Option<(usize, u64)> {
+        let n = (self.config.max_queue as usize).min(Q);
+        let mut best: Option<(usize, u64)> = None;
+        for i in 0..n {
+            let v = self.slots[i].load(Ordering::Acquire);
+            if slot_status(v) != WAITING {
+                continue;
+            }
+            if best.is_none_or(|(_, b)| before(slot_arrival(v), slot_arrival(b))) {
+                best = Some((i, v));
+            }
+        }
+        best
+    }
+
+    /// A waiter left the queue (granted or cancelled): `queued − 1`.
+    fn leave_queue(&self) {
+        // Invariant: `queued` counts waiters that have not left; each leaves once,
+        // at its slot's CAS out of `WAITING`, and this applies to the value read.
         let mut raw = self.state.load(Ordering::Acquire);
         loop {
             let w = Word::unpack(raw);
-            if w.head != t {
-                return;
-            }
             let next = Word {
                 queued: w.queued.wrapping_sub(1),
-                head: t.wrapping_add(1),
                 ..w
             };
             match self
@@ -468,55 +592,90 @@ impl<const Q: usize> Semaphore<Q> {
         }
     }
 
+    fn ticket(i: usize, v: u64) -> Ticket {
+        let generation = slot_generation(v) & Self::gen_mask();
+        Ticket {
+            id: (i as u32) | generation.checked_shl(Self::INDEX_BITS).unwrap_or(0),
+        }
+    }
+
+    const fn gen_mask() -> u32 {
+        if Self::TICKET_GEN_BITS >= 32 {
+            u32::MAX
+        } else {
+            (1 << Self::TICKET_GEN_BITS) - 1
+        }
+    }
+
+    /// Ticket `t`'s slot, generation, and how the slot's word stands to it.
+    fn locate(&self, t: Ticket) -> Option<(&AtomicU64, u32)> {
+        if Q == 0 {
+            return None;
+        }
+        let i = t.id as usize & (Q - 1);
+        let generation = t.id.checked_shr(Self::INDEX_BITS).unwrap_or(0) & Self::gen_mask();
+        Some((&self.slots[i], generation))
+    }
+
+    /// How the generation `g` of a slot word stands to ticket generation `t`:
+    /// the same wait, a later one (the slot was reused), or neither.
+    fn relation(g: u32, t: u32) -> Relation {
+        let g = g & Self::gen_mask();
+        let d = g.wrapping_sub(t) & Self::gen_mask();
+        if d == 0 {
+            Relation::Same
+        } else if d <= Self::gen_mask() >> 1 {
+            Relation::Later
+        } else {
+            Relation::Other
+        }
+    }
+
     /// Where ticket `t` stands. A granted ticket's waiter holds a permit.
     #[must_use]
     pub fn poll(&self, t: Ticket) -> TicketState {
-        if Q == 0 {
+        let Some((slot, g)) = self.locate(t) else {
             return TicketState::Unknown;
-        }
-        let v = self.slot(t.id).load(Ordering::Acquire);
-        let ticket = slot_ticket(v);
-        if ticket == t.id {
-            match slot_status(v) {
+        };
+        let v = slot.load(Ordering::Acquire);
+        match Self::relation(slot_generation(v), g) {
+            Relation::Same => match slot_status(v) {
                 WAITING => TicketState::Waiting,
                 GRANTED => TicketState::Granted,
                 CANCELLED => TicketState::Cancelled,
                 _ => TicketState::Unknown,
-            }
-        } else if before(t.id, ticket) {
-            // The slot was reused, so `head` passed `t`: granted (a cancelled
-            // ticket is not polled again by its waiter).
-            TicketState::Granted
-        } else {
-            TicketState::Unknown
+            },
+            // The slot went to a later waiter, so this one left it: granted (a
+            // cancelled ticket is not polled again by its waiter).
+            Relation::Later => TicketState::Granted,
+            Relation::Other => TicketState::Unknown,
         }
     }
 
     /// The waiter of ticket `t` gives up (timeout or cancellation) and leaves the
-    /// queue at once. If a permit reached it in the same instant, the permit goes
-    /// on to the next waiter or back to the pool.
+    /// queue at once, freeing its slot. If a permit reached it in the same
+    /// instant, the permit goes on to the next waiter or back to the pool.
     pub fn cancel(&self, t: Ticket) -> CancelOutcome {
-        if Q == 0 {
+        let Some((slot, g)) = self.locate(t) else {
             return CancelOutcome::Unknown;
-        }
-        let slot = self.slot(t.id);
+        };
         let mut v = slot.load(Ordering::Acquire);
-        // Invariant: only this waiter moves its slot out of WAITING(t) other than a
+        // Invariant: only this waiter moves its slot out of WAITING other than a
         // release's grant; the CAS decides which of the two came first.
         loop {
-            let ticket = slot_ticket(v);
-            if ticket == t.id && slot_status(v) == WAITING {
+            let relation = Self::relation(slot_generation(v), g);
+            if relation == Relation::Same && slot_status(v) == WAITING {
                 #[cfg(seawall_mutant = "sem_cancel_blind")]
                 {
                     // Mutant: cancel by a blind store, over a grant made meanwhile.
-                    slot.store(slot_word(t.id, CANCELLED), Ordering::Release);
+                    slot.store(with_status(v, CANCELLED), Ordering::Release);
                     self.leave_queue();
                     return CancelOutcome::Cancelled;
                 }
                 #[cfg(not(seawall_mutant = "sem_cancel_blind"))]
                 match slot.compare_exchange(
                     v,
-                    slot_word(t.id, CANCELLED),
+                    with_status(v, CANCELLED),
                     Ordering::AcqRel,
                     Ordering::Acquire,
                 ) {
@@ -530,7 +689,8 @@ impl<const Q: usize> Semaphore<Q> {
                     }
                 }
             }
-            let granted = (ticket == t.id && slot_status(v) == GRANTED) || before(t.id, ticket);
+            let granted = (relation == Relation::Same && slot_status(v) == GRANTED)
+                || relation == Relation::Later;
             if granted {
                 // Granted in the same instant: pass the permit on.
                 self.release();
@@ -538,53 +698,6 @@ impl<const Q: usize> Semaphore<Q> {
             }
             return CancelOutcome::Unknown;
         }
-    }
-
-    /// A cancelled waiter: `queued − 1`, then skip cancelled tickets at `head` so
-    /// their slots come free for new waiters even while no permit is released.
-    fn leave_queue(&self) {
-        // Invariant: `queued` counts live waiters, and this waiter stopped being
-        // live at its slot CAS; the decrement applies to the value read.
-        let mut raw = self.state.load(Ordering::Acquire);
-        loop {
-            let w = Word::unpack(raw);
-            let next = Word {
-                queued: w.queued.wrapping_sub(1),
-                ..w
-            };
-            match self
-                .state
-                .compare_exchange(raw, next.pack(), Ordering::AcqRel, Ordering::Acquire)
-            {
-                Ok(_) => break,
-                Err(seen) => raw = seen,
-            }
-        }
-        // Invariant: `head` passes a ticket only when its slot is CANCELLED(head).
-        loop {
-            let raw = self.state.load(Ordering::Acquire);
-            let w = Word::unpack(raw);
-            if w.head == w.tail {
-                return;
-            }
-            let v = self.slot(w.head).load(Ordering::Acquire);
-            if v != slot_word(w.head, CANCELLED) {
-                return;
-            }
-            let _ = self.cas(
-                raw,
-                Word {
-                    head: w.head.wrapping_add(1),
-                    ..w
-                },
-            );
-        }
-    }
-
-    /// Ticket `t`'s slot. Only called with `Q ≥ 1`: a semaphore without slots
-    /// issues no ticket, and `poll` / `cancel` check first.
-    fn slot(&self, t: u32) -> &AtomicU64 {
-        &self.slots[t as usize % Q.max(1)]
     }
 
     fn load(&self) -> Word {
@@ -598,6 +711,14 @@ impl<const Q: usize> Semaphore<Q> {
     }
 }
 
+/// How a slot's generation stands to a ticket's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Relation {
+    Same,
+    Later,
+    Other,
+}
+
 impl<const Q: usize> core::fmt::Debug for Semaphore<Q> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         let w = self.load();
@@ -606,5 +727,137 @@ impl<const Q: usize> core::fmt::Debug for Semaphore<Q> {
             .field("queued", &w.queued)
             .field("config", &self.config)
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod wrap_tests {
+    //! Counters across their wrap (finding 08), without 2³² real waiters: the
+    //! semaphore starts with arrivals and slot generations just below the wrap.
+    use super::*;
+
+    fn near_wrap<const Q: usize>(
+        max_concurrent: u32,
+        max_queue: u32,
+        arrival: u32,
+        generation: u32,
+    ) -> Semaphore<Q> {
+        let s = Semaphore::<Q>::new(SemaphoreConfig {
+            max_concurrent,
+            max_queue,
+            ..SemaphoreConfig::DEFAULT
+        })
+        .unwrap();
+        s.state.store(
+            Word {
+                active: 0,
+                queued: 0,
+                arrivals: arrival,
+                epoch: u32::MAX,
+            }
+            .pack(),
+            Ordering::Relaxed,
+        );
+        for slot in &s.slots {
+            slot.store(slot_word(0, generation, FREE), Ordering::Relaxed);
+        }
+        s
+    }
+
+    fn queued<const Q: usize>(s: &Semaphore<Q>) -> Ticket {
+        match s.acquire_raw(Priority::Normal, true) {
+            Ok(RawAdmission::Queued(t)) => t,
+            other => panic!("expected to queue, got {other:?}"),
+        }
+    }
+
+    /// Waiters whose arrivals straddle 2³² are granted in arrival order, one
+    /// permit each, and `release` returns (no phantom grant, no spin).
+    #[test]
+    fn fifo_across_the_arrival_wrap() {
+        let s = near_wrap::<4>(1, 4, u32::MAX - 1, 0);
+        assert_eq!(
+            s.acquire_raw(Priority::Normal, false),
+            Ok(RawAdmission::Admitted)
+        );
+        // Arrivals 2³² − 2, 2³² − 1, 0, 1.
+        let t: [Ticket; 4] = core::array::from_fn(|_| queued(&s));
+        assert_eq!(
+            s.snapshot(),
+            SemaphoreSnapshot {
+                active: 1,
+                queued: 4
+            }
+        );
+        for (k, want) in t.iter().enumerate() {
+            assert!(s.release(), "release {k}");
+            assert_eq!(s.poll(*want), TicketState::Granted, "ticket {k} is next");
+            for later in &t[k + 1..] {
+                assert_eq!(s.poll(*later), TicketState::Waiting);
+            }
+        }
+        assert!(s.release());
+        assert_eq!(s.snapshot(), SemaphoreSnapshot::default());
+        assert!(!s.release(), "no permit is held");
+    }
+
+    /// A ring of one slot whose generation wraps: each ticket names its own wait,
+    /// cancelled and granted ones are told apart from the live one.
+    #[test]
+    fn slot_generation_wrap_keeps_tickets_apart() {
+        let s = near_wrap::<1>(1, 1, u32::MAX - 3, (1 << GEN_BITS) - 2);
+        assert_eq!(
+            s.acquire_raw(Priority::Normal, false),
+            Ok(RawAdmission::Admitted)
+        );
+        let mut prev: Option<Ticket> = None;
+        for k in 0..6 {
+            let t = queued(&s);
+            assert_eq!(s.poll(t), TicketState::Waiting, "round {k}");
+            if let Some(p) = prev {
+                assert_ne!(p, t, "round {k}: a ticket names one wait");
+                // The previous wait was granted and its slot reused: still granted.
+                assert_eq!(s.poll(p), TicketState::Granted, "round {k}");
+            }
+            if k % 2 == 0 {
+                assert!(s.release(), "round {k}: hand-off");
+                assert_eq!(s.poll(t), TicketState::Granted);
+                prev = Some(t);
+            } else {
+                assert_eq!(s.cancel(t), CancelOutcome::Cancelled);
+                assert_eq!(s.cancel(t), CancelOutcome::Unknown, "cancelled once");
+                prev = None;
+            }
+            assert_eq!(
+                s.snapshot(),
+                SemaphoreSnapshot {
+                    active: 1,
+                    queued: 0
+                }
+            );
+        }
+        assert!(s.release());
+        assert_eq!(s.snapshot(), SemaphoreSnapshot::default());
+    }
+
+    /// Ticket generations of a large ring (18 bits left for the generation) wrap
+    /// too: the wait after the wrap is not mistaken for the one before.
+    #[test]
+    fn ticket_generation_wrap_in_a_large_ring() {
+        let s = near_wrap::<16384>(1, 1, 7, (1 << 18) - 1);
+        assert_eq!(
+            s.acquire_raw(Priority::Normal, false),
+            Ok(RawAdmission::Admitted)
+        );
+        let a = queued(&s); // slot generation 2¹⁸: ticket generation 0
+        assert!(s.release());
+        assert_eq!(s.poll(a), TicketState::Granted);
+        let b = queued(&s);
+        assert_ne!(a, b);
+        assert_eq!(s.poll(b), TicketState::Waiting);
+        assert_eq!(s.poll(a), TicketState::Granted);
+        assert_eq!(s.cancel(b), CancelOutcome::Cancelled);
+        assert!(s.release());
+        assert_eq!(s.snapshot(), SemaphoreSnapshot::default());
     }
 }

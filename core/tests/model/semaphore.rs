@@ -1,7 +1,7 @@
 //! Sequential reference model of DESIGN §5: a counter of held permits and a FIFO
-//! list of tickets, plus the documented bound of `Semaphore<Q>`: at most `Q`
-//! tickets issued since the oldest one not yet passed (a cancelled ticket is
-//! passed when it reaches the front).
+//! list of live waiters. A waiter that gives up leaves the list at once, so only
+//! live waiters count against `max_queue` (`ring`, the `Q` of `Semaphore<Q>`, is
+//! kept to check `max_queue ≤ Q` is all the queue ever needs).
 
 use std::collections::VecDeque;
 
@@ -57,7 +57,8 @@ impl MSemaphore {
             MAcquire::Admitted
         } else if self.active >= limit && limit < self.max {
             MAcquire::Shed
-        } else if wait && queued < self.max_queue && (self.tickets.len() as u64) < self.ring {
+        } else if wait && queued < self.max_queue {
+            debug_assert!(queued < self.ring, "max_queue ≤ Q");
             let id = self.next_id;
             self.next_id += 1;
             self.tickets.push_back((id, true));
