@@ -53,7 +53,7 @@ mod local {
     use crate::shared::fingerprint::fingerprint;
     use crate::shared::{OpenOptions, RegionError, Shareable};
 
-    /// Longest wait queue (`max_queue`) and size of the core's ticket ring.
+    /// Longest wait queue (`max_queue`) and number of the core's wait slots.
     pub const SEMAPHORE_MAX_QUEUE: usize = 1024;
     /// Most permits (`max_concurrent`).
     pub const SEMAPHORE_MAX_CONCURRENT: usize = 4096;
