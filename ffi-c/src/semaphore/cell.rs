@@ -7,9 +7,13 @@
 //!   passes on a grant made in the same instant).
 //! * release / cancel: the slot's CAS first, then the core's release / cancel,
 //!   made only by the CAS winner.
-//! * poll: the core says granted, then the slot's CAS `waiting → held` takes the
-//!   grant; a racing cancel makes that CAS fail, and the canceller's core cancel
-//!   passes the permit on.
+//! * poll: the core's poll says granted and, in the same step, acknowledges the
+//!   grant (the core frees its wait slot only then), then the slot's CAS
+//!   `waiting → held` takes the grant. A racing cancel (or reclaim) either
+//!   acknowledges first — its core cancel passes the permit on and this poll
+//!   reads the ticket as gone — or finds the grant already acknowledged and
+//!   passes nothing on; then this poll's slot CAS fails and the poll releases
+//!   the permit itself. Exactly one of the two gives the permit back.
 //!
 //! So a slot in use always stands for one permit or ticket the core counts, and
 //! `slots in use ≤ active + queued ≤ max_concurrent + max_queue ≤ N`: a table of
@@ -19,7 +23,9 @@
 //! make it miss every free one; it scans up to three times, and only then
 //! (`PermitsExhausted`) undoes the admission. A process killed between the
 //! core step and the slot step (a few instructions) leaves one permit or ticket
-//! that no slot names, and no reclaim can find.
+//! that no slot names, and no reclaim can find; so does one killed between
+//! the core poll that acknowledges a grant and the slot's `waiting → held`
+//! (the reclaim's core cancel then finds the grant already acknowledged).
 
 use core::mem::MaybeUninit;
 
@@ -213,7 +219,13 @@ impl<const Q: usize, const N: usize> SemaphoreCell<Q, N> {
         match self.sem.poll(CoreTicket { id: core }) {
             TicketState::Waiting => Ok(Polled::Waiting),
             TicketState::Granted => {
-                self.holders.grant(t.id, core)?;
+                if let Err(e) = self.holders.grant(t.id, core) {
+                    // A racing cancel (or reclaim) took the slot, and its core
+                    // cancel found the grant acknowledged by this poll: this
+                    // poll holds the permit and gives it back.
+                    self.sem.release();
+                    return Err(e);
+                }
                 Ok(Polled::Granted(Permit { id: t.id }))
             }
             // Cancelled by a racing cancel of this ticket after our read.
@@ -232,8 +244,8 @@ impl<const Q: usize, const N: usize> SemaphoreCell<Q, N> {
     fn cancel_core(&self, core: u32) -> Cancelled {
         match self.sem.cancel(CoreTicket { id: core }) {
             CancelOutcome::PassedOn => Cancelled::PassedOn,
-            // `Unknown` would be a ticket the core never queued: the slot CAS
-            // above made this the only cancel of a ticket the core issued.
+            // `Unknown`: a racing poll of this ticket acknowledged the grant
+            // first; that poll's slot CAS fails and it releases the permit.
             CancelOutcome::Cancelled | CancelOutcome::Unknown => Cancelled::Cancelled,
         }
     }
