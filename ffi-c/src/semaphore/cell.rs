@@ -7,13 +7,11 @@
 //!   passes on a grant made in the same instant).
 //! * release / cancel: the slot's CAS first, then the core's release / cancel,
 //!   made only by the CAS winner.
-//! * poll: the core's poll says granted and, in the same step, acknowledges the
-//!   grant (the core frees its wait slot only then), then the slot's CAS
-//!   `waiting → held` takes the grant. A racing cancel (or reclaim) either
-//!   acknowledges first — its core cancel passes the permit on and this poll
-//!   reads the ticket as gone — or finds the grant already acknowledged and
-//!   passes nothing on; then this poll's slot CAS fails and the poll releases
-//!   the permit itself. Exactly one of the two gives the permit back.
+//! * poll: the core's peek says granted, then the slot's CAS `waiting → held`
+//!   takes the grant, and only its winner acknowledges the grant on the core
+//!   (which frees the core's wait slot). A racing cancel (or reclaim) that wins
+//!   the slot CAS instead makes the core cancel, which acknowledges the grant
+//!   and passes the permit on; this poll then reads the ticket as gone.
 //!
 //! So a slot in use always stands for one permit or ticket the core counts, and
 //! `slots in use ≤ active + queued ≤ max_concurrent + max_queue ≤ N`: a table of
@@ -23,9 +21,10 @@
 //! make it miss every free one; it scans up to three times, and only then
 //! (`PermitsExhausted`) undoes the admission. A process killed between the
 //! core step and the slot step (a few instructions) leaves one permit or ticket
-//! that no slot names, and no reclaim can find; so does one killed between
-//! the core poll that acknowledges a grant and the slot's `waiting → held`
-//! (the reclaim's core cancel then finds the grant already acknowledged).
+//! that no slot names, and no reclaim can find. One killed between a poll's
+//! `waiting → held` and the core's acknowledgement leaves a held slot (reclaim
+//! releases its permit) and a core wait slot that stays granted, counted in
+//! `queued`, for good: no permit is lost, the queue has one place less.
 
 use core::mem::MaybeUninit;
 
@@ -216,16 +215,14 @@ impl<const Q: usize, const N: usize> SemaphoreCell<Q, N> {
     /// same id and the ticket is used up.
     pub fn poll(&self, t: Ticket) -> Result<Polled, HolderError> {
         let core = self.holders.waiting_ticket(t.id)?;
-        match self.sem.poll(CoreTicket { id: core }) {
+        let ticket = CoreTicket { id: core };
+        match self.sem.peek(ticket) {
             TicketState::Waiting => Ok(Polled::Waiting),
             TicketState::Granted => {
-                if let Err(e) = self.holders.grant(t.id, core) {
-                    // A racing cancel (or reclaim) took the slot, and its core
-                    // cancel found the grant acknowledged by this poll: this
-                    // poll holds the permit and gives it back.
-                    self.sem.release();
-                    return Err(e);
-                }
+                self.holders.grant(t.id, core)?;
+                // The slot CAS made this the only call that takes the grant.
+                let taken = self.sem.poll(ticket);
+                debug_assert_eq!(taken, TicketState::Granted);
                 Ok(Polled::Granted(Permit { id: t.id }))
             }
             // Cancelled by a racing cancel of this ticket after our read.
@@ -244,8 +241,8 @@ impl<const Q: usize, const N: usize> SemaphoreCell<Q, N> {
     fn cancel_core(&self, core: u32) -> Cancelled {
         match self.sem.cancel(CoreTicket { id: core }) {
             CancelOutcome::PassedOn => Cancelled::PassedOn,
-            // `Unknown`: a racing poll of this ticket acknowledged the grant
-            // first; that poll's slot CAS fails and it releases the permit.
+            // `Unknown` would be a ticket the core never queued: the slot CAS
+            // above made this the only cancel of a ticket the core issued.
             CancelOutcome::Cancelled | CancelOutcome::Unknown => Cancelled::Cancelled,
         }
     }
