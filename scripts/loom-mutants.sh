@@ -27,6 +27,7 @@ pairs=(
   "sem_pool_unvalidated semaphore o_semaphore_hand_off_to_waiters_still_settling"
   "sem_settle_blind semaphore p_semaphore_no_waiter_stranded_with_a_free_permit"
   "sem_slot_kept semaphore q_semaphore_cancelled_slots_are_reused"
+  "sem_grant_frees_slot semaphore r_semaphore_granted_slot_kept_until_acknowledged"
   "health_blind_rotation health n_health_rotation_loses_no_record_of_the_new_epoch"
 )
 only="${1:-}"

@@ -132,7 +132,9 @@ impl Store {
                 let Ok(id) = u32::try_from(t) else {
                     return Look::Gone;
                 };
-                match s.poll(Ticket { id }) {
+                // A peek: the grant is acknowledged by `take` (or passed on
+                // by a cancel), never by a look that a waker may make.
+                match s.peek(Ticket { id }) {
                     TicketState::Waiting => Look::Waiting,
                     TicketState::Granted => Look::Granted,
                     TicketState::Cancelled | TicketState::Unknown => Look::Gone,
@@ -143,6 +145,19 @@ impl Store {
                 Ok(Polled::Granted(_)) => Look::Granted,
                 Err(_) => Look::Gone,
             },
+        }
+    }
+
+    /// The owner takes the grant a look found: a local ticket's grant is
+    /// acknowledged now (a local look only peeks, so a waker's look takes
+    /// nothing and a cancel before this passes the permit on); a shared
+    /// ticket's look took it already.
+    fn take(&self, t: u64) {
+        if let Self::Local(s) = self
+            && let Ok(id) = u32::try_from(t)
+        {
+            let taken = s.poll(Ticket { id });
+            debug_assert_eq!(taken, TicketState::Granted, "only the owner takes");
         }
     }
 
@@ -431,6 +446,7 @@ impl SemCore {
         loop {
             if self.look(py, t)? {
                 self.unregister(t);
+                self.sem.take(t);
                 self.counters.admitted.fetch_add(1, Ordering::Relaxed);
                 return Ok(());
             }
@@ -673,6 +689,7 @@ impl Bulkhead {
     /// The permit object for granted ticket `ticket` (after `acquire_async`).
     fn adopt(&self, ticket: u64) -> BulkheadPermit {
         self.core.unregister(ticket);
+        self.core.sem.take(ticket);
         self.core.counters.admitted.fetch_add(1, Ordering::Relaxed);
         BulkheadPermit::new(&self.core, ticket)
     }
@@ -934,6 +951,7 @@ impl BulkheadTicket {
         }
         *st = Held::Done;
         drop(st);
+        self.core.sem.take(self.ticket);
         self.core.counters.admitted.fetch_add(1, Ordering::Relaxed);
         Some(BulkheadPermit::new(&self.core, self.ticket))
     }

@@ -241,11 +241,12 @@ fn p_semaphore_no_waiter_stranded_with_a_free_permit() {
         };
         let outcome = canceller.join().unwrap();
         let again = holder.join().unwrap().expect("room to wait");
-        let snap = s.snapshot();
+        // Polled first: a granted waiter counts in `queued` until it polls.
         let waiting = match again {
             RawAdmission::Admitted => false,
             RawAdmission::Queued(t) => s.poll(t) == TicketState::Waiting,
         };
+        let snap = s.snapshot();
         assert!(
             !(waiting && snap.active < 1),
             "{again:?} waits for ever: a permit is free ({snap:?}, cancel: {outcome:?})"
@@ -319,6 +320,109 @@ fn q_semaphore_cancelled_slots_are_reused() {
         assert_eq!(s.cancel(a), CancelOutcome::Cancelled);
         assert_eq!(s.cancel(b), CancelOutcome::Cancelled);
         assert!(s.release());
+        assert_eq!(s.snapshot(), idle());
+    });
+}
+
+/// (r) Finding 02 — a granted slot is never reused before its ticket is
+/// acknowledged: with one slot, the holder hands its permit to A while another
+/// caller queues and gives up twice. A has not polled, so that caller never
+/// gets A's slot (it is refused: A still counts against `max_queue`), and A's
+/// poll afterwards reads `Granted` — never `Unknown` or `Waiting`.
+#[test]
+fn r_semaphore_granted_slot_kept_until_acknowledged() {
+    model(|| {
+        let s = Arc::new(sem::<1>(1, 1));
+        assert_eq!(
+            s.acquire_raw(Priority::Normal, false),
+            Ok(RawAdmission::Admitted)
+        );
+        let Ok(RawAdmission::Queued(a)) = s.acquire_raw(Priority::Normal, true) else {
+            panic!("A must queue");
+        };
+        let churn = {
+            let s = s.clone();
+            thread::spawn(move || {
+                for round in 0..2 {
+                    if let Ok(RawAdmission::Queued(t)) = s.acquire_raw(Priority::Normal, true) {
+                        let _ = s.cancel(t);
+                        panic!("round {round}: A's slot reused before A polled its grant");
+                    }
+                }
+            })
+        };
+        let holder = {
+            let s = s.clone();
+            thread::spawn(move || assert!(s.release()))
+        };
+        holder.join().unwrap();
+        churn.join().unwrap();
+        assert_eq!(s.poll(a), TicketState::Granted, "A's grant was lost");
+        assert_eq!(
+            s.snapshot(),
+            SemaphoreSnapshot {
+                active: 1,
+                queued: 0
+            }
+        );
+        assert!(s.release());
+        assert_eq!(s.snapshot(), idle());
+    });
+}
+
+/// (s) Finding 01 — a stale or foreign ticket never reads `Granted`: A queued
+/// and cancelled; B queues while the holder releases (B is granted or admitted)
+/// and a third thread polls and cancels A's finished ticket and a forged id.
+/// Neither is `Granted`/`PassedOn`, so no permit is released twice: B ends
+/// holding the only permit, and one release empties the semaphore.
+#[test]
+fn s_semaphore_stale_ticket_never_reads_granted() {
+    model(|| {
+        let s = Arc::new(sem::<1>(1, 1));
+        assert_eq!(
+            s.acquire_raw(Priority::Normal, false),
+            Ok(RawAdmission::Admitted)
+        );
+        let Ok(RawAdmission::Queued(a)) = s.acquire_raw(Priority::Normal, true) else {
+            panic!("A must queue");
+        };
+        assert_eq!(s.cancel(a), CancelOutcome::Cancelled);
+        let b = {
+            let s = s.clone();
+            thread::spawn(move || s.acquire_raw(Priority::Normal, true).unwrap())
+        };
+        let stale = {
+            let s = s.clone();
+            thread::spawn(move || {
+                let forged = seawall_core::Ticket { id: 0 };
+                assert_ne!(s.poll(a), TicketState::Granted, "stale ticket granted");
+                assert_ne!(
+                    s.cancel(a),
+                    CancelOutcome::PassedOn,
+                    "stale cancel released"
+                );
+                assert_ne!(
+                    s.poll(forged),
+                    TicketState::Granted,
+                    "forged ticket granted"
+                );
+            })
+        };
+        assert!(s.release());
+        stale.join().unwrap();
+        let b = b.join().unwrap();
+        if let RawAdmission::Queued(t) = b {
+            assert_eq!(s.poll(t), TicketState::Granted, "B holds the permit");
+        }
+        assert_eq!(
+            s.snapshot(),
+            SemaphoreSnapshot {
+                active: 1,
+                queued: 0
+            }
+        );
+        assert!(s.release());
+        assert!(!s.release(), "one permit, released once");
         assert_eq!(s.snapshot(), idle());
     });
 }

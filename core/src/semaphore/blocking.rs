@@ -2,12 +2,20 @@
 //! lock-free protocol of [`Semaphore`] with a condition variable to sleep on
 //! between polls. The mutex guards nothing but the sleep; it is never held while
 //! the semaphore's state changes hands, and the core itself takes no lock.
+//!
+//! A release made through [`BlockingSemaphore::inner`] (or by anyone else
+//! sharing the core) hands its permit to a waiter without notifying the
+//! condition variable, so a waiter never sleeps longer than 1 ms
+//! (`POLL_SLICE`) before polling again: such a grant is seen within that slice.
 
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use super::{Admission, Priority, Rejected, Semaphore, SemaphoreConfig};
 use crate::error::ConfigError;
+
+/// The longest a blocked waiter sleeps between two polls of its ticket.
+const POLL_SLICE: Duration = Duration::from_millis(1);
 
 /// Why a blocking acquire returned without a permit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -35,7 +43,9 @@ impl<const Q: usize> BlockingSemaphore<Q> {
         })
     }
 
-    /// The lock-free semaphore underneath (for snapshots and `try_acquire`).
+    /// The lock-free semaphore underneath (for snapshots and `try_acquire`). A
+    /// permit released through it reaches a blocked waiter within
+    /// 1 ms instead of at once.
     pub fn inner(&self) -> &Semaphore<Q> {
         &self.sem
     }
@@ -58,7 +68,8 @@ impl<const Q: usize> BlockingSemaphore<Q> {
         let mut guard = self.lock();
         loop {
             // Polled under the lock that `release` takes before notifying, so a
-            // grant made after this poll always finds this thread asleep.
+            // grant made by this wrapper after this poll always finds this thread
+            // asleep; one made through the core alone is seen at the next slice.
             waiter = match waiter.try_into_permit() {
                 Ok(permit) => {
                     permit.forget();
@@ -77,7 +88,7 @@ impl<const Q: usize> BlockingSemaphore<Q> {
             }
             guard = self
                 .wake
-                .wait_timeout(guard, left)
+                .wait_timeout(guard, left.min(POLL_SLICE))
                 .unwrap_or_else(PoisonError::into_inner)
                 .0;
         }

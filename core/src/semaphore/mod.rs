@@ -3,43 +3,60 @@
 //!
 //! # Protocol
 //! One 128-bit word, `state`, holds `active` (permits held), `queued` (waiters
-//! that have not left: counted from their admission to the queue until they are
-//! granted, cancel, or take a free permit themselves), `arrivals` (the next
-//! arrival number) and `epoch` (bumped by every waiter that settles into the
-//! queue). Each of the `Q` slots is a 64-bit word `status | generation << 2 |
-//! arrival << 32` with status `FREE`, `WAITING`, `GRANTED` or `CANCELLED`; only a
-//! `WAITING` slot is in use, every other one may be taken by the next waiter.
-//! A ticket is `slot | generation << log2(Q)`. Nothing is a pointer, so the
-//! semaphore can live in memory shared by processes.
+//! that have not left: counted from their admission to the queue until they
+//! *acknowledge* their grant, cancel, or take a free permit themselves),
+//! `arrivals` (the next arrival number) and `epoch` (bumped by every waiter that
+//! settles into the queue). Each of the `Q` slots is a 64-bit word `status |
+//! generation << 2 | arrival << 32` with status `FREE`, `WAITING`, `GRANTED` or
+//! `CANCELLED`; a `WAITING` or `GRANTED` slot is in use (its ticket is live),
+//! a `FREE` or `CANCELLED` one may be taken by the next waiter. A ticket is
+//! `slot | generation << log2(Q)`. Nothing is a pointer, so the semaphore can
+//! live in memory shared by processes.
 //!
-//! * **Admit** (one CAS of `state`): `active < limit(priority)` and `queued = 0`.
+//! * **Admit** (one CAS of `state`): `active < limit(priority)` and no waiter
+//!   is still unserved: `queued = 0`, or every queued waiter is one whose grant
+//!   is not acknowledged yet (a scan finds `queued` `GRANTED` slots; any waiter
+//!   that arrives or acknowledges meanwhile changes `state` and fails the CAS).
 //!   A priority whose limit is below `max_concurrent` is shed at once when
 //!   `active ≥ limit`.
 //! * **Wait**: one CAS of `state` takes an arrival number (`queued + 1`, bounded
-//!   by `max_queue` — live waiters only). The waiter then *installs*
-//!   `WAITING(arrival)` in any slot that is not `WAITING` (there is one:
-//!   `WAITING` slots ≤ `queued` ≤ `max_queue` ≤ `Q`), and *settles* with a CAS of
-//!   `state`: `epoch + 1` if every permit is held; if a permit is free (a release
-//!   found no installed waiter, see below) it withdraws its slot and takes that
-//!   permit instead (`active + 1, queued − 1`).
+//!   by `max_queue`). The waiter then *installs* `WAITING(arrival)` in a slot
+//!   that is `FREE` or `CANCELLED` (there is one: slots in use ≤ `queued` − 1 <
+//!   `max_queue` ≤ `Q`), and *settles* with a CAS of `state`: `epoch + 1` if every
+//!   permit is held; if a permit is free (a release found no installed waiter,
+//!   see below) it withdraws its slot and takes that permit instead
+//!   (`active + 1, queued − 1`).
 //! * **Release**: with `queued = 0`, `active − 1`. Otherwise the `WAITING` slot
-//!   with the oldest arrival is granted by a CAS of the slot to `GRANTED` — the
-//!   permit moves to that waiter, `active` is unchanged — then `queued − 1`.
-//!   With no `WAITING` slot, `active − 1` by a CAS from the `state` read *before*
-//!   the scan: any waiter that settled since changed `epoch`, so the CAS fails and
+//!   with the oldest arrival is granted by ONE CAS of the slot to `GRANTED` — the
+//!   permit moves to that waiter, `active` and `queued` are unchanged. With no
+//!   `WAITING` slot, `active − 1` by a CAS from the `state` read *before* the
+//!   scan: any waiter that settled since changed `epoch`, so the CAS fails and
 //!   the scan is made again; a waiter that settles later sees the free permit.
 //!   So a permit never sits in the pool while a settled waiter waits (no waiter
 //!   is ever stranded), and a permit is handed to exactly one waiter or returned.
+//! * **Acknowledge**: the waiter's [`Semaphore::poll`] that finds its slot
+//!   `GRANTED` moves it to `FREE` (one CAS), then `queued − 1`, and returns
+//!   `Granted` — once. Only then may the slot be reused, so a granted ticket
+//!   keeps its meaning however long its waiter takes to poll (a slow poller, a
+//!   stopped process, a dead one awaiting reclaim), and a ticket whose generation
+//!   differs from its slot's is always finished (`Unknown`, never `Granted`).
 //! * **Cancel**: a CAS of its own slot from `WAITING` to `CANCELLED`, then
-//!   `queued − 1`: the slot is free for the next waiter at once. If the CAS fails,
-//!   a release granted the ticket in the same instant: the waiter now holds a
-//!   permit and releases it at once, so it goes on to the next waiter or back to
-//!   the pool — never lost.
+//!   `queued − 1`: the slot is free for the next waiter at once. If the slot is
+//!   `GRANTED`, a release granted the ticket in the same instant: the waiter
+//!   acknowledges the grant and releases the permit at once, so it goes on to
+//!   the next waiter or back to the pool — never lost.
 //!
 //! The slot CAS is where a grant and a cancellation (or a withdrawal) race:
 //! exactly one wins. Waiters are granted in arrival order (FIFO), whatever their
 //! priority; an arrival is settled when its acquire returns, so a waiter whose
 //! acquire returned before another's began is always served first.
+//!
+//! A ticket means something only to the semaphore that issued it, and only
+//! until it is finished (granted and polled, or cancelled): a forged id, one of
+//! another semaphore, or a finished one reads `Unknown` unless it happens to
+//! name exactly a live slot's generation, and then it acts for that ticket's
+//! waiter. Callers that cannot trust their ids (the C ABI) keep a table of
+//! the tickets they issued.
 //! A host runtime learns of its grant by polling its ticket ([`Semaphore::poll`]);
 //! the `std` feature adds a blocking wait with timeout (`BlockingSemaphore`).
 
@@ -83,7 +100,8 @@ pub struct Rejected {
     pub reason: RejectReason,
     /// Permits held when it was refused.
     pub active: u32,
-    /// Waiters queued when it was refused.
+    /// Waiters queued when it was refused (a waiter counts until it has learned
+    /// of its grant by polling, see [`SemaphoreSnapshot::queued`]).
     pub queued: u32,
 }
 
@@ -91,9 +109,12 @@ pub struct Rejected {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Ticket {
-    /// `slot | generation << log2(Q)`: the ring slot the waiter waits in and
-    /// how many waiters that slot had held (its generation, wrapping after
-    /// `2^min(30, 32 − log2 Q)`), so a ticket names one wait, not the slot.
+    /// `slot | generation << log2(Q)`: the slot the waiter waits in and how
+    /// many waiters that slot had held (its generation, wrapping after
+    /// `2^min(30, 32 − log2 Q)`), so a ticket names one wait, not the slot. A
+    /// slot is not reused while its ticket is waiting or granted-but-not-polled,
+    /// so a live ticket never wraps onto another; a finished one (polled as
+    /// granted, or cancelled) must not be used again.
     pub id: u32,
 }
 
@@ -114,11 +135,14 @@ pub enum RawAdmission {
 pub enum TicketState {
     /// Still waiting.
     Waiting = 0,
-    /// Handed a permit: the waiter holds it now and must release it.
+    /// Handed a permit: the waiter holds it now and must release it. Returned
+    /// once: this poll acknowledged the grant, the ticket is finished and reads
+    /// `Unknown` from now on.
     Granted = 1,
-    /// Cancelled by its waiter.
+    /// Cancelled by its waiter (until its slot is reused).
     Cancelled = 2,
-    /// Not a ticket this semaphore issued (or one already cancelled and reused).
+    /// Not a live ticket of this semaphore: never issued by it, already
+    /// acknowledged as granted, or cancelled and its slot reused.
     Unknown = 3,
 }
 
@@ -128,10 +152,10 @@ pub enum TicketState {
 pub enum CancelOutcome {
     /// The waiter left the queue without a permit.
     Cancelled = 0,
-    /// A permit had been handed to it in the same instant; it was passed on to
-    /// the next waiter or back to the pool.
+    /// A permit had been handed to it (and not yet polled); it was passed on
+    /// to the next waiter or back to the pool.
     PassedOn = 1,
-    /// Not a waiting ticket of this semaphore.
+    /// Not a live ticket of this semaphore (see [`TicketState::Unknown`]).
     Unknown = 2,
 }
 
@@ -141,7 +165,9 @@ pub enum CancelOutcome {
 pub struct SemaphoreSnapshot {
     /// Permits held (granted waiters included).
     pub active: u32,
-    /// Live waiters.
+    /// Live waiters: admitted to the queue and not yet gone. A granted waiter
+    /// counts here (and in `active`) until its poll acknowledges the grant, so
+    /// that its slot is not reused before it has learned of the grant.
     pub queued: u32,
 }
 
@@ -216,7 +242,8 @@ const fn before(a: u32, b: u32) -> bool {
 ///
 /// **Queue bound.** At most `max_queue` live waiters: a waiter that times out or
 /// is cancelled leaves `queued` and frees its slot at once, so the queue never
-/// reports full while it has room, however waiters give up.
+/// reports full while it has room, however waiters give up. A granted waiter
+/// leaves when its poll acknowledges the grant.
 ///
 /// **`Q`** is 0 (no queue) or a power of two up to 2¹⁶, checked when the type is
 /// used (a compile error otherwise), so a ticket's slot and generation split
@@ -228,8 +255,9 @@ const fn before(a: u32, b: u32) -> bool {
 /// ```
 ///
 /// **Cost.** A release with waiters scans the first `max_queue` slots for the
-/// oldest arrival (8 bytes each); a release without waiters, and every admission,
-/// is one CAS.
+/// oldest arrival (8 bytes each); a release without waiters, and an admission
+/// with nobody queued, is one CAS (an admission while granted waiters have not
+/// polled yet scans the slots too).
 ///
 /// `size_of::<Semaphore<Q>>()` is 128 bytes for the state word's cache line plus
 /// `8·Q` bytes of slots and 56 bytes of configuration and limits, rounded to the
@@ -323,11 +351,13 @@ impl<const Q: usize> Semaphore<Q> {
         let max = self.config.max_concurrent;
         // Invariant: active ≤ max_concurrent and queued ≤ max_queue hold for every
         // value of `state`; this CAS moves from exactly the value the checks read,
-        // so no admission or enqueue is ever based on a stale count.
+        // so no admission or enqueue is ever based on a stale count, and an
+        // admission never overtakes a waiter still unserved (see
+        // `only_granted_waiters`).
         let mut raw = self.state.load(Ordering::Acquire);
         loop {
             let w = Word::unpack(raw);
-            let next = if w.active < limit && w.queued == 0 {
+            let next = if w.active < limit && self.only_granted_waiters(w.queued) {
                 Word {
                     active: w.active + 1,
                     ..w
@@ -365,6 +395,27 @@ impl<const Q: usize> Semaphore<Q> {
         }
     }
 
+    /// Every one of the `queued` waiters of the `state` just read holds a grant
+    /// it has not acknowledged yet (so an admission overtakes nobody).
+    ///
+    /// The scan is not atomic, but each `GRANTED` slot it sees is a distinct
+    /// waiter that was counted in `queued` when seen (a slot leaves `GRANTED`
+    /// before its waiter leaves `queued`); a waiter that arrives or leaves after
+    /// the `state` read changes `state` (`arrivals` or `queued`), so the
+    /// admission CAS from that read fails. A grant made during the scan only
+    /// makes it undercount, i.e. refuse.
+    fn only_granted_waiters(&self, queued: u32) -> bool {
+        if queued == 0 {
+            return true;
+        }
+        let n = (self.config.max_queue as usize).min(Q);
+        let granted = self.slots[..n]
+            .iter()
+            .filter(|s| slot_status(s.load(Ordering::Acquire)) == GRANTED)
+            .count();
+        granted >= queued as usize
+    }
+
     fn queue_has_room(&self, w: Word) -> bool {
         #[cfg(seawall_mutant = "sem_queue_unbounded")]
         {
@@ -394,16 +445,16 @@ impl<const Q: usize> Semaphore<Q> {
             }
             // A permit is free. Withdraw from the slot first, so no release can
             // grant it while we take the free permit; if a release granted it
-            // already, that permit is ours (and the release counted us out).
-            if self.slots[i]
-                .compare_exchange(
-                    v,
-                    with_status(v, CANCELLED),
-                    Ordering::AcqRel,
-                    Ordering::Acquire,
-                )
-                .is_err()
-            {
+            // already, that permit is ours: acknowledge it (nobody else knows
+            // this ticket, so the acknowledgement is ours to make).
+            if let Err(seen) = self.slots[i].compare_exchange(
+                v,
+                with_status(v, CANCELLED),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                let acknowledged = self.acknowledge(&self.slots[i], seen);
+                debug_assert!(acknowledged, "only a grant moves an installed slot");
                 return RawAdmission::Admitted;
             }
             if self.take_free_permit() {
@@ -413,16 +464,18 @@ impl<const Q: usize> Semaphore<Q> {
         }
     }
 
-    /// Put `WAITING(a)` in a slot that is not `WAITING`; that slot and word.
+    /// Put `WAITING(a)` in a slot that is not in use; that slot and word.
     fn install(&self, a: u32) -> (usize, u64) {
         // `max_queue ≥ 1` here: a waiter was admitted to the queue.
         let n = (self.config.max_queue as usize).min(Q);
         let start = a as usize % n;
-        // Invariant: `WAITING` slots ≤ `queued` − 1 (this waiter is counted but not
-        // installed), and `queued ≤ max_queue`, so one of the first `max_queue`
-        // slots is free; a slot goes from free to `WAITING` only by this CAS, from
-        // the exact free word read, so two waiters never share one. A pass that
-        // finds none raced other waiters that made progress meanwhile.
+        // Invariant: slots in use (`WAITING` or `GRANTED`) ≤ `queued` − 1 (this
+        // waiter is counted but not installed; a granted waiter stays counted
+        // until it acknowledges), and `queued ≤ max_queue`, so one of the first
+        // `max_queue` slots is free; a slot goes from free to `WAITING` only by
+        // this CAS, from the exact free word read, so two waiters never share one
+        // and a granted slot is never taken before its ticket is acknowledged. A
+        // pass that finds none raced other waiters that made progress meanwhile.
         loop {
             for k in 0..n {
                 let i = (start + k) % n;
@@ -433,6 +486,10 @@ impl<const Q: usize> Semaphore<Q> {
                     continue;
                 }
                 if slot_status(v) == WAITING {
+                    continue;
+                }
+                #[cfg(not(seawall_mutant = "sem_grant_frees_slot"))]
+                if slot_status(v) == GRANTED {
                     continue;
                 }
                 let w = slot_word(a, slot_generation(v).wrapping_add(1), WAITING);
@@ -509,9 +566,11 @@ impl<const Q: usize> Semaphore<Q> {
     /// pool. `false` (and nothing changed) when no permit is held.
     pub fn release(&self) -> bool {
         // Invariant: a grant is the slot's CAS from `WAITING`, so it reaches one
-        // waiter that has not left, once; the pool gets the permit only by a CAS
-        // from the `state` read before a scan that found no `WAITING` slot, so no
-        // waiter settled between the scan and the return (see `settle`).
+        // waiter that has not left, once; the waiter stays in `queued` and its
+        // slot stays in use until the waiter acknowledges (`acknowledge`). The
+        // pool gets the permit only by a CAS from the `state` read before a scan
+        // that found no `WAITING` slot, so no waiter settled between the scan and
+        // the return (see `settle`).
         loop {
             let raw = self.state.load(Ordering::Acquire);
             let w = Word::unpack(raw);
@@ -530,6 +589,9 @@ impl<const Q: usize> Semaphore<Q> {
                     )
                     .is_ok()
                 {
+                    #[cfg(seawall_mutant = "sem_grant_frees_slot")]
+                    // Mutant: the releaser counts the waiter out at the grant, so
+                    // its slot may be reused before the waiter has polled.
                     self.leave_queue();
                     return true;
                 }
@@ -571,10 +633,11 @@ impl<const Q: usize> Semaphore<Q> {
         best
     }
 
-    /// A waiter left the queue (granted or cancelled): `queued − 1`.
+    /// A waiter left the queue (acknowledged its grant, or cancelled): `queued − 1`.
     fn leave_queue(&self) {
         // Invariant: `queued` counts waiters that have not left; each leaves once,
-        // at its slot's CAS out of `WAITING`, and this applies to the value read.
+        // after its slot's CAS out of `WAITING` (cancel) or out of `GRANTED`
+        // (acknowledge), and this applies to the value read.
         let mut raw = self.state.load(Ordering::Acquire);
         loop {
             let w = Word::unpack(raw);
@@ -617,86 +680,117 @@ impl<const Q: usize> Semaphore<Q> {
         Some((&self.slots[i], generation))
     }
 
-    /// How the generation `g` of a slot word stands to ticket generation `t`:
-    /// the same wait, a later one (the slot was reused), or neither.
-    fn relation(g: u32, t: u32) -> Relation {
-        let g = g & Self::gen_mask();
-        let d = g.wrapping_sub(t) & Self::gen_mask();
-        if d == 0 {
-            Relation::Same
-        } else if d <= Self::gen_mask() >> 1 {
-            Relation::Later
-        } else {
-            Relation::Other
+    /// Slot generation `g` is ticket generation `t` (the same wait).
+    fn same_wait(g: u32, t: u32) -> bool {
+        g & Self::gen_mask() == t
+    }
+
+    /// The waiter of a granted slot (word `v`) learns of its grant: `GRANTED →
+    /// FREE`, then `queued − 1`. `false` if the slot is no longer `v` (the
+    /// grant was acknowledged by a racing call for the same ticket).
+    fn acknowledge(&self, slot: &AtomicU64, v: u64) -> bool {
+        // Invariant: a slot leaves `GRANTED` only by this CAS, so exactly one
+        // call acknowledges a grant and counts its waiter out of `queued`; until
+        // then the slot is in use and no other waiter installs in it.
+        if slot
+            .compare_exchange(v, with_status(v, FREE), Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            return false;
+        }
+        #[cfg(not(seawall_mutant = "sem_grant_frees_slot"))]
+        self.leave_queue();
+        true
+    }
+
+    /// Where ticket `t` stands, without acknowledging a grant: for a waker that
+    /// looks at other waiters' tickets. Only the ticket's waiter takes the grant,
+    /// with [`poll`](Self::poll); a granted ticket reads `Granted` here until then.
+    #[must_use]
+    pub fn peek(&self, t: Ticket) -> TicketState {
+        let Some((slot, g)) = self.locate(t) else {
+            return TicketState::Unknown;
+        };
+        let v = slot.load(Ordering::Acquire);
+        if !Self::same_wait(slot_generation(v), g) {
+            return TicketState::Unknown;
+        }
+        match slot_status(v) {
+            WAITING => TicketState::Waiting,
+            GRANTED => TicketState::Granted,
+            CANCELLED => TicketState::Cancelled,
+            _ => TicketState::Unknown,
         }
     }
 
-    /// Where ticket `t` stands. A granted ticket's waiter holds a permit.
-    #[must_use]
+    /// Where ticket `t` stands. `Granted` is returned once: this poll
+    /// acknowledged the grant, so the caller holds the permit now (release it
+    /// with [`release`](Self::release)) and the ticket is finished.
+    #[must_use = "a Granted poll hands over a permit that must be released"]
     pub fn poll(&self, t: Ticket) -> TicketState {
         let Some((slot, g)) = self.locate(t) else {
             return TicketState::Unknown;
         };
         let v = slot.load(Ordering::Acquire);
-        match Self::relation(slot_generation(v), g) {
-            Relation::Same => match slot_status(v) {
-                WAITING => TicketState::Waiting,
-                GRANTED => TicketState::Granted,
-                CANCELLED => TicketState::Cancelled,
-                _ => TicketState::Unknown,
-            },
-            // The slot went to a later waiter, so this one left it: granted (a
-            // cancelled ticket is not polled again by its waiter).
-            Relation::Later => TicketState::Granted,
-            Relation::Other => TicketState::Unknown,
+        if !Self::same_wait(slot_generation(v), g) {
+            // The slot is not reused while its ticket is live: finished, or
+            // never issued here.
+            return TicketState::Unknown;
+        }
+        match slot_status(v) {
+            WAITING => TicketState::Waiting,
+            GRANTED if self.acknowledge(slot, v) => TicketState::Granted,
+            CANCELLED => TicketState::Cancelled,
+            _ => TicketState::Unknown,
         }
     }
 
     /// The waiter of ticket `t` gives up (timeout or cancellation) and leaves the
-    /// queue at once, freeing its slot. If a permit reached it in the same
-    /// instant, the permit goes on to the next waiter or back to the pool.
+    /// queue at once, freeing its slot. If a permit reached it and was not polled
+    /// yet, the permit goes on to the next waiter or back to the pool.
     pub fn cancel(&self, t: Ticket) -> CancelOutcome {
         let Some((slot, g)) = self.locate(t) else {
             return CancelOutcome::Unknown;
         };
         let mut v = slot.load(Ordering::Acquire);
         // Invariant: only this waiter moves its slot out of WAITING other than a
-        // release's grant; the CAS decides which of the two came first.
+        // release's grant; the CAS decides which of the two came first. A granted
+        // slot keeps its generation until acknowledged, so a failed CAS re-reads
+        // the same wait.
         loop {
-            let relation = Self::relation(slot_generation(v), g);
-            if relation == Relation::Same && slot_status(v) == WAITING {
-                #[cfg(seawall_mutant = "sem_cancel_blind")]
-                {
-                    // Mutant: cancel by a blind store, over a grant made meanwhile.
-                    slot.store(with_status(v, CANCELLED), Ordering::Release);
-                    self.leave_queue();
-                    return CancelOutcome::Cancelled;
-                }
-                #[cfg(not(seawall_mutant = "sem_cancel_blind"))]
-                match slot.compare_exchange(
-                    v,
-                    with_status(v, CANCELLED),
-                    Ordering::AcqRel,
-                    Ordering::Acquire,
-                ) {
-                    Ok(_) => {
+            if !Self::same_wait(slot_generation(v), g) {
+                return CancelOutcome::Unknown;
+            }
+            match slot_status(v) {
+                WAITING => {
+                    #[cfg(seawall_mutant = "sem_cancel_blind")]
+                    {
+                        // Mutant: cancel by a blind store, over a grant made meanwhile.
+                        slot.store(with_status(v, CANCELLED), Ordering::Release);
                         self.leave_queue();
                         return CancelOutcome::Cancelled;
                     }
-                    Err(seen) => {
-                        v = seen;
-                        continue;
+                    #[cfg(not(seawall_mutant = "sem_cancel_blind"))]
+                    match slot.compare_exchange(
+                        v,
+                        with_status(v, CANCELLED),
+                        Ordering::AcqRel,
+                        Ordering::Acquire,
+                    ) {
+                        Ok(_) => {
+                            self.leave_queue();
+                            return CancelOutcome::Cancelled;
+                        }
+                        Err(seen) => v = seen,
                     }
                 }
+                // Granted and not polled: take the permit, and pass it on.
+                GRANTED if self.acknowledge(slot, v) => {
+                    self.release();
+                    return CancelOutcome::PassedOn;
+                }
+                _ => return CancelOutcome::Unknown,
             }
-            let granted = (relation == Relation::Same && slot_status(v) == GRANTED)
-                || relation == Relation::Later;
-            if granted {
-                // Granted in the same instant: pass the permit on.
-                self.release();
-                return CancelOutcome::PassedOn;
-            }
-            return CancelOutcome::Unknown;
         }
     }
 
@@ -709,14 +803,6 @@ impl<const Q: usize> Semaphore<Q> {
             .compare_exchange(current, next.pack(), Ordering::AcqRel, Ordering::Acquire)
             .is_ok()
     }
-}
-
-/// How a slot's generation stands to a ticket's.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Relation {
-    Same,
-    Later,
-    Other,
 }
 
 impl<const Q: usize> core::fmt::Debug for Semaphore<Q> {
@@ -816,8 +902,10 @@ mod wrap_tests {
             assert_eq!(s.poll(t), TicketState::Waiting, "round {k}");
             if let Some(p) = prev {
                 assert_ne!(p, t, "round {k}: a ticket names one wait");
-                // The previous wait was granted and its slot reused: still granted.
-                assert_eq!(s.poll(p), TicketState::Granted, "round {k}");
+                // The previous wait was granted, acknowledged and its slot
+                // reused: finished, never mistaken for the live wait.
+                assert_eq!(s.poll(p), TicketState::Unknown, "round {k}");
+                assert_eq!(s.cancel(p), CancelOutcome::Unknown, "round {k}");
             }
             if k % 2 == 0 {
                 assert!(s.release(), "round {k}: hand-off");
@@ -855,7 +943,7 @@ mod wrap_tests {
         let b = queued(&s);
         assert_ne!(a, b);
         assert_eq!(s.poll(b), TicketState::Waiting);
-        assert_eq!(s.poll(a), TicketState::Granted);
+        assert_eq!(s.poll(a), TicketState::Unknown, "a is finished");
         assert_eq!(s.cancel(b), CancelOutcome::Cancelled);
         assert!(s.release());
         assert_eq!(s.snapshot(), SemaphoreSnapshot::default());

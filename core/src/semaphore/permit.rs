@@ -1,6 +1,7 @@
 //! Borrowing handles over a [`Semaphore`]: a held permit and a queued waiter, each
 //! given back exactly once (on drop at the latest).
 
+use core::cell::Cell;
 use core::mem::ManuallyDrop;
 
 use super::{CancelOutcome, Semaphore, Ticket, TicketState};
@@ -42,16 +43,23 @@ impl<const Q: usize> core::fmt::Debug for SemaphorePermit<'_, Q> {
 
 /// A place in the wait queue. Poll it with [`Waiter::is_granted`] (a host runtime
 /// parks or awaits between polls), then take the permit; dropping a waiter cancels
-/// it (a permit granted in the same instant is passed on, never lost).
+/// it (a permit granted in the same instant is passed on, never lost), or
+/// releases the permit if a poll already took the grant.
 #[must_use = "dropping the waiter cancels it"]
 pub struct Waiter<'a, const Q: usize> {
     sem: &'a Semaphore<Q>,
     ticket: Ticket,
+    /// A poll acknowledged the grant: the waiter holds the permit.
+    granted: Cell<bool>,
 }
 
 impl<'a, const Q: usize> Waiter<'a, Q> {
     pub(crate) fn new(sem: &'a Semaphore<Q>, ticket: Ticket) -> Self {
-        Self { sem, ticket }
+        Self {
+            sem,
+            ticket,
+            granted: Cell::new(false),
+        }
     }
 
     /// The ticket.
@@ -60,10 +68,14 @@ impl<'a, const Q: usize> Waiter<'a, Q> {
         self.ticket
     }
 
-    /// Whether a release has handed this waiter its permit.
+    /// Whether a release has handed this waiter its permit (the first poll
+    /// that sees the grant acknowledges it; the waiter then holds the permit).
     #[must_use]
     pub fn is_granted(&self) -> bool {
-        self.sem.poll(self.ticket) == TicketState::Granted
+        if !self.granted.get() && self.sem.poll(self.ticket) == TicketState::Granted {
+            self.granted.set(true);
+        }
+        self.granted.get()
     }
 
     /// The permit if granted, else the waiter back.
@@ -81,13 +93,23 @@ impl<'a, const Q: usize> Waiter<'a, Q> {
     #[allow(clippy::must_use_candidate, reason = "the outcome is informative only")]
     pub fn cancel(self) -> CancelOutcome {
         let this = ManuallyDrop::new(self);
-        this.sem.cancel(this.ticket)
+        this.leave()
+    }
+
+    fn leave(&self) -> CancelOutcome {
+        if self.granted.get() {
+            // The grant was acknowledged by a poll: give the permit back.
+            self.sem.release();
+            CancelOutcome::PassedOn
+        } else {
+            self.sem.cancel(self.ticket)
+        }
     }
 }
 
 impl<const Q: usize> Drop for Waiter<'_, Q> {
     fn drop(&mut self) {
-        let _ = self.sem.cancel(self.ticket);
+        let _ = self.leave();
     }
 }
 

@@ -7,9 +7,11 @@
 //!   passes on a grant made in the same instant).
 //! * release / cancel: the slot's CAS first, then the core's release / cancel,
 //!   made only by the CAS winner.
-//! * poll: the core says granted, then the slot's CAS `waiting → held` takes the
-//!   grant; a racing cancel makes that CAS fail, and the canceller's core cancel
-//!   passes the permit on.
+//! * poll: the core's peek says granted, then the slot's CAS `waiting → held`
+//!   takes the grant, and only its winner acknowledges the grant on the core
+//!   (which frees the core's wait slot). A racing cancel (or reclaim) that wins
+//!   the slot CAS instead makes the core cancel, which acknowledges the grant
+//!   and passes the permit on; this poll then reads the ticket as gone.
 //!
 //! So a slot in use always stands for one permit or ticket the core counts, and
 //! `slots in use ≤ active + queued ≤ max_concurrent + max_queue ≤ N`: a table of
@@ -19,7 +21,10 @@
 //! make it miss every free one; it scans up to three times, and only then
 //! (`PermitsExhausted`) undoes the admission. A process killed between the
 //! core step and the slot step (a few instructions) leaves one permit or ticket
-//! that no slot names, and no reclaim can find.
+//! that no slot names, and no reclaim can find. One killed between a poll's
+//! `waiting → held` and the core's acknowledgement leaves a held slot (reclaim
+//! releases its permit) and a core wait slot that stays granted, counted in
+//! `queued`, for good: no permit is lost, the queue has one place less.
 
 use core::mem::MaybeUninit;
 
@@ -210,10 +215,14 @@ impl<const Q: usize, const N: usize> SemaphoreCell<Q, N> {
     /// same id and the ticket is used up.
     pub fn poll(&self, t: Ticket) -> Result<Polled, HolderError> {
         let core = self.holders.waiting_ticket(t.id)?;
-        match self.sem.poll(CoreTicket { id: core }) {
+        let ticket = CoreTicket { id: core };
+        match self.sem.peek(ticket) {
             TicketState::Waiting => Ok(Polled::Waiting),
             TicketState::Granted => {
                 self.holders.grant(t.id, core)?;
+                // The slot CAS made this the only call that takes the grant.
+                let taken = self.sem.poll(ticket);
+                debug_assert_eq!(taken, TicketState::Granted);
                 Ok(Polled::Granted(Permit { id: t.id }))
             }
             // Cancelled by a racing cancel of this ticket after our read.
