@@ -48,7 +48,7 @@ pub struct Args {
 
     /// Accept `--rate` down to 1 and `--phase-secs` down to 1, where the checks
     /// cannot hold: a way to watch a failed check (the tests use it).
-    #[arg(long, hide = true)]
+    #[arg(long)]
     pub below_checked_range: bool,
 
     /// Directory for gameday-report.json and gameday.svg (created if missing).
