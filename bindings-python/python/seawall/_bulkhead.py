@@ -8,7 +8,7 @@ import functools
 import inspect
 from typing import Any, Callable, Dict, Generator, Mapping, Optional, Tuple, TypeVar, Union, cast, overload
 
-from . import _native, _registry
+from . import _native, _registry, _seconds
 from ._stack import HeldStack
 
 __all__ = ["Bulkhead", "BulkheadPermit", "BulkheadTicket", "PRIORITIES"]
@@ -109,9 +109,7 @@ class Bulkhead:
             _poll_interval=_poll_interval,
         )
         if queue_timeout is not None:
-            from ._deadline import _to_ns
-
-            _to_ns(queue_timeout, "queue_timeout")
+            _seconds.to_ns(queue_timeout, "queue_timeout")
         self.queue_timeout = queue_timeout
         self._native.limit(priority)  # validates the name
         self.priority = priority

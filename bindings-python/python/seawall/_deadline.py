@@ -22,6 +22,7 @@ from typing import Any, Awaitable, Callable, Optional, TypeVar
 
 from . import _native
 from ._errors import DeadlineExceededError
+from ._seconds import to_ns
 
 __all__ = ["Deadline", "current_deadline", "timeout", "Timeout"]
 
@@ -33,22 +34,10 @@ _current: contextvars.ContextVar[Optional["Deadline"]] = contextvars.ContextVar(
 )
 
 
-def _to_ns(seconds: float, field: str) -> int:
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
-        raise TypeError(f"{field} must be a number of seconds, got {seconds!r}")
-    if not (seconds >= 0 and seconds != float("inf")):
-        from ._errors import SeawallConfigError
-
-        raise SeawallConfigError(
-            f"invalid {field}: must be a finite number of seconds >= 0, got {seconds}", field
-        )
-    return int(round(seconds * 1e9))
-
-
 def _now_ns(clock: Optional[Callable[[], float]]) -> int:
     if clock is None:
         return int(round(_native.monotonic() * 1e9))
-    return _to_ns(clock(), "clock()")
+    return to_ns(clock(), "clock()")
 
 
 class Deadline:
@@ -72,7 +61,7 @@ class Deadline:
         if _native_deadline is not None:
             self._d = _native_deadline
         else:
-            self._d = _native.Deadline(_to_ns(total, "total"), _now_ns(clock))
+            self._d = _native.Deadline(to_ns(total, "total"), _now_ns(clock))
 
     def _now(self) -> int:
         return _now_ns(self._clock)
@@ -90,14 +79,14 @@ class Deadline:
 
     def allocate(self, max_seconds: float) -> float:
         """How long a step may take: ``min(max_seconds, remaining())``."""
-        return self._d.allocate_ns(_to_ns(max_seconds, "max_seconds"), self._now()) / 1e9
+        return self._d.allocate_ns(to_ns(max_seconds, "max_seconds"), self._now()) / 1e9
 
     def child(self, total: float) -> "Deadline":
         """A budget of at most ``total`` seconds that never outlives this one."""
         return Deadline(
             0.0,
             clock=self._clock,
-            _native_deadline=self._d.child(_to_ns(total, "total"), self._now()),
+            _native_deadline=self._d.child(to_ns(total, "total"), self._now()),
         )
 
     def __enter__(self) -> "Deadline":
@@ -181,7 +170,7 @@ class Timeout:
     :func:`current_deadline` only (Python cannot interrupt it)."""
 
     def __init__(self, seconds: float, *, clock: Optional[Callable[[], float]] = None) -> None:
-        _to_ns(seconds, "timeout")
+        to_ns(seconds, "timeout")
         self.seconds = float(seconds)
         self._clock = clock
         self._deadline: Optional[Deadline] = None
