@@ -18,7 +18,7 @@ import asyncio
 import contextvars
 import functools
 import inspect
-from typing import Any, Awaitable, Callable, Optional, TypeVar
+from typing import Any, Awaitable, Callable, Optional, Tuple, TypeVar
 
 from . import _native
 from ._errors import DeadlineExceededError
@@ -29,9 +29,28 @@ __all__ = ["Deadline", "current_deadline", "timeout", "Timeout"]
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
 
-_current: contextvars.ContextVar[Optional["Deadline"]] = contextvars.ContextVar(
-    "seawall-deadline", default=None
+# The deadlines entered in this thread or task, innermost last, each as
+# (the object entered, the deadline in force). The state of an entry lives
+# here, never on the object, so one Deadline or Timeout may be entered again,
+# nested, or by many threads and tasks at once: a task sees a copy of its
+# creator's stack, and its own entries never leak into another's.
+_Entry = Tuple["Deadline", "Deadline"]
+_current: contextvars.ContextVar[Tuple[_Entry, ...]] = contextvars.ContextVar(
+    "seawall-deadlines", default=()
 )
+
+
+E = TypeVar("E", bound=Tuple[Any, ...])
+
+
+def _pop(var: "contextvars.ContextVar[Tuple[E, ...]]", owner: object, what: str) -> E:
+    """Remove and return the innermost entry of ``owner`` from ``var``."""
+    stack = var.get()
+    for i in range(len(stack) - 1, -1, -1):
+        if stack[i][0] is owner:
+            var.set(stack[:i] + stack[i + 1 :])
+            return stack[i]
+    raise RuntimeError(f"{what} exited in a thread or task it was not entered in")
 
 
 def _now_ns(clock: Optional[Callable[[], float]]) -> int:
@@ -45,9 +64,15 @@ class Deadline:
     of ``clock``). ``remaining()`` saturates at 0; it is expired exactly at
     ``start + total``; ``allocate(max)`` is ``min(max, remaining())``. Times are
     seconds of the monotonic clock (``seawall.monotonic()``) unless ``clock`` is
-    given."""
+    given.
 
-    __slots__ = ("_d", "_clock", "_token")
+    Entered (``with deadline as d:``) it is the :func:`current_deadline` of
+    this thread or task until the block ends; ``d`` is the deadline in force,
+    which is this one or, when the deadline already current ends sooner, a
+    child of that one (never outliving it). The same object may be entered
+    again, nested or concurrently: each entry is separate."""
+
+    __slots__ = ("_d", "_clock")
 
     def __init__(
         self,
@@ -57,7 +82,6 @@ class Deadline:
         _native_deadline: Optional[_native.Deadline] = None,
     ) -> None:
         self._clock = clock
-        self._token: Optional[contextvars.Token[Optional[Deadline]]] = None
         if _native_deadline is not None:
             self._d = _native_deadline
         else:
@@ -90,24 +114,27 @@ class Deadline:
         )
 
     def __enter__(self) -> "Deadline":
-        parent = _current.get()
-        if parent is not None and parent._d.end_ns < self._d.end_ns:
-            self._d = parent._d.child(self._d.end_ns - self._d.start_ns, self._d.start_ns)
-        self._token = _current.set(self)
-        return self
+        stack = _current.get()
+        in_force = self
+        if stack:
+            parent = stack[-1][1]
+            if parent._d.end_ns < self._d.end_ns:
+                child = parent._d.child(self._d.end_ns - self._d.start_ns, self._d.start_ns)
+                in_force = Deadline(0.0, clock=self._clock, _native_deadline=child)
+        _current.set(stack + ((self, in_force),))
+        return in_force
 
     def __exit__(self, *exc: Any) -> None:
-        if self._token is not None:
-            _current.reset(self._token)
-            self._token = None
+        _pop(_current, self, "Deadline")
 
     def __repr__(self) -> str:
         return f"<Deadline remaining={self.remaining():.3f}s>"
 
 
 def current_deadline() -> Optional[Deadline]:
-    """The deadline entered last in this thread or task, if any."""
-    return _current.get()
+    """The deadline in force in this thread or task (the innermost entered), if any."""
+    stack = _current.get()
+    return stack[-1][1] if stack else None
 
 
 async def run_within(awaitable: Awaitable[T], seconds: float) -> T:
@@ -163,18 +190,27 @@ class _CancelAt:
         self._handle.cancel()
 
 
+# The entries of Timeout objects in this thread or task, innermost last:
+# (the Timeout, the Deadline it entered, the async canceller or None).
+_timeouts: contextvars.ContextVar[Tuple[Tuple["Timeout", Deadline, Any], ...]] = contextvars.ContextVar(
+    "seawall-timeouts", default=()
+)
+
+
 class Timeout:
     """``timeout(seconds)``: an async context manager, a sync context manager
     and a decorator. Async code is cancelled at the deadline
     (:class:`~seawall.DeadlineExceededError`); sync code gets the deadline as
-    :func:`current_deadline` only (Python cannot interrupt it)."""
+    :func:`current_deadline` only (Python cannot interrupt it).
+
+    Each entry (each ``with``/``async with`` block, each call of a decorated
+    function) starts its own ``seconds`` from that moment, so one object may be
+    reused, nested, and used by many threads and tasks at once."""
 
     def __init__(self, seconds: float, *, clock: Optional[Callable[[], float]] = None) -> None:
         to_ns(seconds, "timeout")
         self.seconds = float(seconds)
         self._clock = clock
-        self._deadline: Optional[Deadline] = None
-        self._cm: Any = None
 
     def __call__(self, fn: F) -> F:
         seconds, clock = self.seconds, self._clock
@@ -194,28 +230,40 @@ class Timeout:
 
         return wrapper  # type: ignore[return-value]
 
+    def _enter(self, asynchronous: bool) -> Deadline:
+        entered = Deadline(self.seconds, clock=self._clock)
+        d = entered.__enter__()
+        cm: Any = None
+        if asynchronous:
+            if hasattr(asyncio, "timeout"):  # Python 3.11+
+                cm = asyncio.timeout(d.remaining())
+            else:
+                cm = _CancelAt(d.remaining())
+        _timeouts.set(_timeouts.get() + ((self, entered, cm),))
+        return d
+
     def __enter__(self) -> Deadline:
-        self._deadline = Deadline(self.seconds, clock=self._clock).__enter__()
-        return self._deadline
+        return self._enter(False)
 
     def __exit__(self, *exc: Any) -> None:
-        if self._deadline is not None:
-            self._deadline.__exit__()
-            self._deadline = None
+        _, entered, _ = _pop(_timeouts, self, "Timeout")
+        entered.__exit__()
 
     async def __aenter__(self) -> Deadline:
-        d = self.__enter__()
-        if hasattr(asyncio, "timeout"):  # Python 3.11+
-            self._cm = asyncio.timeout(d.remaining())
-            await self._cm.__aenter__()
-        else:
-            self._cm = _CancelAt(d.remaining())
+        d = self._enter(True)
+        cm = _timeouts.get()[-1][2]
+        if not isinstance(cm, _CancelAt):
+            try:
+                await cm.__aenter__()
+            except BaseException:
+                self.__exit__()
+                raise
         return d
 
     async def __aexit__(self, et: Any, exc: Optional[BaseException], tb: Any) -> bool:
+        _, entered, cm = _pop(_timeouts, self, "Timeout")
         try:
-            if self._cm is not None:
-                cm, self._cm = self._cm, None
+            if cm is not None:
                 if isinstance(cm, _CancelAt):
                     cm.close()
                     if cm.fired and isinstance(exc, asyncio.CancelledError):
@@ -230,7 +278,7 @@ class Timeout:
                         ) from None
                     raise
         finally:
-            self.__exit__()
+            entered.__exit__()
         return False
 
 
