@@ -179,6 +179,7 @@ class CircuitBreaker:
             jitter_seed=jitter_seed,
         )
         self.window = window
+        self._region: Optional[str] = shared  # the shared region, for metrics
         self._listeners: Tuple[Listener, ...] = ()
         self._held: HeldStack[Any] = HeldStack("breaker")
         for listener in listeners:

@@ -111,6 +111,7 @@ class Bulkhead:
         if queue_timeout is not None:
             _seconds.to_ns(queue_timeout, "queue_timeout")
         self.queue_timeout = queue_timeout
+        self._region: Optional[str] = shared  # the shared region, for metrics
         self._native.limit(priority)  # validates the name
         self.priority = priority
         self._held: HeldStack[Any] = HeldStack("bulkhead")
