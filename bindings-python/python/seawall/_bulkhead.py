@@ -160,7 +160,8 @@ class Bulkhead:
     def reclaim_abandoned(self) -> Tuple[int, int]:
         """Shared bulkheads: give back the permits, and cancel the queue places,
         of processes that no longer exist (a worker killed mid-call or while
-        waiting); each permit goes to the oldest waiter or back to the pool.
+        waiting; on Linux also one killed but not yet reaped by its parent, a
+        zombie); each permit goes to the oldest waiter or back to the pool.
         Returns ``(permits, tickets)``; ``(0, 0)`` for a local bulkhead. Only
         right where every sharer sees the same process ids (one pid namespace)."""
         return self._native.reclaim_abandoned()
