@@ -1312,7 +1312,9 @@ seawall_status seawall_breaker_record(const struct seawall_breaker *breaker,
  * Give back every permit held by a process that no longer exists (e.g. a worker
  * killed while its call ran): each is recorded as ignored at `now_ns`, which also
  * frees a dead half-open probe's slot; `*out_reclaimed` (if not NULL) says how
- * many. Call it when a process sharing the breaker was replaced. A permit is
+ * many. Call it when a process sharing the breaker was replaced. A process is
+ * gone once no such pid exists or, on Linux, once it has exited and waits to be
+ * reaped (a zombie, state `Z`/`X` in `/proc/<pid>/stat`). A permit is
  * owned by the process that acquired it; reclaim only where every process
  * sharing the breaker sees the same pids (one pid namespace). Scans the permit
  * table: not for the hot path.
@@ -2218,7 +2220,9 @@ seawall_status seawall_semaphore_get_snapshot(const struct seawall_semaphore *se
  * Give back every permit, and cancel every ticket, of a process that no longer
  * exists (a worker killed while it held a permit or waited): the permits go to
  * the next waiters or back to the pool. `*out_permits` and `*out_tickets` (each
- * if not NULL) say how many. A permit or ticket belongs to the process that
+ * if not NULL) say how many. A process is gone once no such pid exists or, on
+ * Linux, once it has exited and waits to be reaped (a zombie, state `Z`/`X` in
+ * `/proc/<pid>/stat`). A permit or ticket belongs to the process that
  * acquired or queued it, whoever holds its id now; reclaim only where every
  * process sharing the semaphore sees the same pids (one pid namespace). Scans
  * the holder table: not for the hot path. A process killed in the few

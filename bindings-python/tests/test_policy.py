@@ -242,6 +242,136 @@ def test_timeout_does_not_mistake_the_callers_cancel():
     asyncio.run(main())
 
 
+# -- one Timeout / Deadline object entered many times (finding 06) ----------------
+
+
+def test_one_timeout_object_times_out_each_concurrent_task_on_its_own():
+    T = timeout(0.2)
+
+    async def call(delay):
+        try:
+            async with T:
+                await asyncio.sleep(delay)
+            return "ok"
+        except seawall.DeadlineExceededError:
+            return "timed out"
+
+    async def main():
+        t0 = time.monotonic()
+        got = await asyncio.gather(call(0.01), call(2.0), call(0.01))
+        return got, time.monotonic() - t0
+
+    got, took = asyncio.run(main())
+    # The 2 s task is cut at 0.2 s; the quick ones finish untouched.
+    assert got == ["ok", "timed out", "ok"]
+    assert took < 1.0
+    assert seawall.current_deadline() is None
+
+
+def test_one_decorated_async_function_times_out_each_concurrent_call():
+    @timeout(0.2)
+    async def f(delay):
+        await asyncio.sleep(delay)
+        return delay
+
+    async def main():
+        return await asyncio.gather(f(0.01), f(2.0), f(0.02), return_exceptions=True)
+
+    a, b, c = asyncio.run(main())
+    assert (a, c) == (0.01, 0.02) and isinstance(b, seawall.DeadlineExceededError)
+
+
+def test_nested_use_of_one_timeout_object_leaves_no_deadline_behind():
+    clock = [50.0]
+    T = timeout(0.5, clock=lambda: clock[0])
+    with T as outer:
+        clock[0] = 50.1
+        with T as inner:
+            # inner: 0.5 s from 50.1 (ends 50.6) capped by outer (ends 50.5).
+            assert seawall.current_deadline() is inner
+            assert inner.remaining() == pytest.approx(0.4)
+        assert seawall.current_deadline() is outer
+        assert outer.remaining() == pytest.approx(0.4)
+    assert seawall.current_deadline() is None
+    # Later retries in this thread obey no stale deadline: 3 attempts, 2 failures.
+    clock[0] = 60.0
+    calls = []
+
+    def flaky():
+        calls.append(1)
+        if len(calls) < 3:
+            raise ConnectionError("transient")
+        return "ok"
+
+    assert Retry(attempts=5, backoff=FAST)(flaky)() == "ok" and len(calls) == 3
+
+
+def test_one_timeout_object_entered_by_many_threads_at_once():
+    T = timeout(5.0)
+    barrier = threading.Barrier(4)
+    seen, errors = [], []
+
+    def worker():
+        try:
+            with T as d:
+                barrier.wait()  # all four inside before any leaves
+                seen.append((seawall.current_deadline() is d, 0.0 < d.remaining() <= 5.0))
+                barrier.wait()
+            seen.append(seawall.current_deadline())
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert sorted(seen, key=repr) == sorted([(True, True)] * 4 + [None] * 4, key=repr)
+
+
+def test_one_deadline_object_entered_by_concurrent_tasks():
+    d = Deadline(5.0)
+
+    async def task(inside, leave):
+        with d as e:
+            inside.set()
+            await leave.wait()
+            now = seawall.current_deadline()
+        return e is d and now is d, seawall.current_deadline()
+
+    async def main():
+        a_in, b_in, leave = asyncio.Event(), asyncio.Event(), asyncio.Event()
+        a = asyncio.ensure_future(task(a_in, leave))
+        b = asyncio.ensure_future(task(b_in, leave))
+        await a_in.wait()
+        await b_in.wait()
+        leave.set()
+        return await asyncio.gather(a, b)
+
+    assert asyncio.run(main()) == [(True, None), (True, None)]
+
+
+def test_entering_a_deadline_under_a_sooner_one_never_changes_the_object():
+    clock = [100.0]
+    now = lambda: clock[0]  # noqa: E731
+    outer, x = Deadline(0.5, clock=now), Deadline(10.0, clock=now)
+    with outer:
+        with x as in_force:
+            # x ends at 110.0, outer at 100.5: the deadline in force is outer's.
+            assert seawall.current_deadline() is in_force
+            assert in_force.remaining() == pytest.approx(0.5)
+    # x itself still has its own 10 s, for whoever enters it next.
+    assert x.remaining() == pytest.approx(10.0)
+    with x as alone:
+        assert alone is x and x.remaining() == pytest.approx(10.0)
+
+
+def test_exiting_a_timeout_never_entered_here_is_a_clear_error():
+    with pytest.raises(RuntimeError, match="not entered"):
+        timeout(1.0).__exit__(None, None, None)
+
+
 def test_sync_timeout_sets_the_current_deadline():
     @timeout(0.5)
     def f():

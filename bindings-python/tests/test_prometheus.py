@@ -11,10 +11,13 @@ from seawall.prometheus import SeawallCollector  # noqa: E402
 
 
 def samples(registry):
+    """Every sample by (name, sorted labels); a label set exported twice fails."""
     out = {}
     for fam in text_string_to_metric_families(generate_latest(registry).decode()):
         for s in fam.samples:
-            out[(s.name, tuple(sorted(s.labels.items())))] = s.value
+            key = (s.name, tuple(sorted(s.labels.items())))
+            assert key not in out, f"duplicate series {key}"
+            out[key] = s.value
     return out
 
 
@@ -92,3 +95,92 @@ def test_a_shared_bulkheads_gauges_count_every_holder():
         assert s[("seawall_bulkhead_active", (("name", region),))] == 0.0
     finally:
         seawall.Bulkhead.unlink_shared(region)
+
+
+# -- one name, several live objects (finding 12) ---------------------------------
+
+
+def test_two_breakers_with_one_name_are_one_set_of_series():
+    a = seawall.CircuitBreaker(name="dup-payments")
+    b = seawall.CircuitBreaker(name="dup-payments")  # a second instance of a client class
+    for _ in range(2):
+        a.call(lambda: 1)
+    try:
+        a.call(_fail)
+    except OSError:
+        pass
+    b.call(lambda: 1)
+    b.force_open()
+    with pytest.raises(seawall.CircuitOpenError):
+        b.call(lambda: 1)
+    for reg_objects in ((a, b), ()):  # given explicitly, and found by name
+        reg = CollectorRegistry()
+        reg.register(SeawallCollector(*reg_objects))
+        s = samples(reg)  # fails on a duplicate label set
+        state = {st: s[("seawall_circuit_breaker_state", (("name", "dup-payments"), ("state", st)))]
+                 for st in ("closed", "open", "half_open", "forced_open", "disabled")}
+        # One breaker closed, one forced open.
+        assert state == {"closed": 1.0, "open": 0.0, "half_open": 0.0, "forced_open": 1.0, "disabled": 0.0}
+        # a: 2 successes + 1 failure; b: 1 success, then 1 call rejected.
+        assert s[("seawall_circuit_breaker_calls_total", (("name", "dup-payments"), ("outcome", "success")))] == 3.0
+        assert s[("seawall_circuit_breaker_calls_total", (("name", "dup-payments"), ("outcome", "failure")))] == 1.0
+        assert s[("seawall_circuit_breaker_rejections_total", (("name", "dup-payments"),))] == 1.0
+
+
+def test_bulkheads_and_retries_with_one_name_are_summed():
+    p1, p2 = seawall.Bulkhead(2, 0, name="dup-pool"), seawall.Bulkhead(3, 0, name="dup-pool")
+    held = [p1.try_acquire(), p1.try_acquire(), p2.try_acquire()]
+    with pytest.raises(seawall.BulkheadFullError):
+        p1.try_acquire()
+    fast = seawall.Backoff(base=0.001, jitter="none")
+    r1 = seawall.Retry(attempts=3, backoff=fast, name="dup-rt")
+    r2 = seawall.Retry(attempts=2, backoff=fast, name="dup-rt")
+    for r in (r1, r2):
+        with pytest.raises(OSError):
+            r(_fail)()
+    reg = CollectorRegistry()
+    reg.register(SeawallCollector(p1, p2, r1, r2, p1))  # p1 twice: still once
+    s = samples(reg)
+    assert s[("seawall_bulkhead_active", (("name", "dup-pool"),))] == 3.0  # 2 + 1
+    assert s[("seawall_bulkhead_max_concurrent", (("name", "dup-pool"),))] == 5.0  # 2 + 3
+    assert s[("seawall_bulkhead_rejections_total", (("name", "dup-pool"), ("reason", "full")))] == 1.0
+    # r1: 2 retries then gives up; r2: 1 retry then gives up.
+    assert s[("seawall_retries_allowed_total", (("name", "dup-rt"),))] == 3.0
+    assert s[("seawall_retries_denied_total", (("name", "dup-rt"), ("reason", "max_attempts")))] == 2.0
+    for p in held:
+        p.release()
+
+
+def test_two_handles_of_one_shared_region_count_the_region_once():
+    import os
+    import uuid
+
+    region = f"pytest-prom-dup-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    try:
+        h1 = seawall.Bulkhead(2, 1, shared=region)
+        h2 = seawall.Bulkhead(2, 1, shared=region)  # same name (the region's)
+        held = [h1.try_acquire(), h2.try_acquire()]
+        ticket = h2.enqueue()
+        with pytest.raises(seawall.BulkheadFullError):
+            h1.try_acquire()  # 2 held, queue of 1 full: h1's own rejection
+        b1 = seawall.CircuitBreaker(shared=region)
+        b2 = seawall.CircuitBreaker(shared=region)
+        b1.call(lambda: 1)
+        b2.call(lambda: 1)
+        reg = CollectorRegistry()
+        reg.register(SeawallCollector(h1, h2, b1, b2))
+        s = samples(reg)
+        # The region holds 2 permits and 1 waiter of at most 2: not 4, 2 and 4.
+        assert s[("seawall_bulkhead_active", (("name", region),))] == 2.0
+        assert s[("seawall_bulkhead_queued", (("name", region),))] == 1.0
+        assert s[("seawall_bulkhead_max_concurrent", (("name", region),))] == 2.0
+        assert s[("seawall_bulkhead_rejections_total", (("name", region), ("reason", "full")))] == 1.0
+        # One shared breaker, closed, with the 2 successes of both handles.
+        assert s[("seawall_circuit_breaker_state", (("name", region), ("state", "closed")))] == 1.0
+        assert s[("seawall_circuit_breaker_calls_total", (("name", region), ("outcome", "success")))] == 2.0
+        ticket.cancel()
+        for p in held:
+            p.release()
+    finally:
+        seawall.Bulkhead.unlink_shared(region)
+        seawall.CircuitBreaker.unlink_shared(region)

@@ -86,6 +86,77 @@ def test_retry_after_attribute_raises_the_delay(value):
     assert seen == [0.05]
 
 
+# A Retry-After that cannot be waited out (endless, or past every clock this
+# package sleeps on): the server's own exception, at once, never an
+# OverflowError. 200 years is past the 2**62 ns (~146 years) horizon; a
+# timedelta.max is 86 399 999 999 999.999 s, past 2**64 ns (~584 years).
+ENDLESS = [float("inf"), 1e300, 10**400, 200 * 365 * 86400.0, datetime.timedelta.max]
+
+
+@pytest.mark.parametrize("value", ENDLESS, ids=["inf", "1e300", "10**400", "200y", "timedelta.max"])
+def test_endless_retry_after_gives_up_with_the_servers_exception(value):
+    f = Flaky(5, exc=lambda msg: RateLimited(value))
+    r = Retry(attempts=3, backoff=FAST)
+    with pytest.raises(RateLimited) as e:
+        r(f)()
+    assert e.value is f.raised[0] and f.calls == 1
+    assert r.stats() == {"allowed": 0, "max_attempts": 0, "deadline": 1, "budget_exhausted": 0, "throttled": 0}
+
+
+@pytest.mark.parametrize("value", [float("inf"), 1e300])
+def test_endless_retry_after_gives_up_in_async_and_block_forms(value):
+    r = Retry(attempts=3, backoff=FAST, timeout=5.0)
+    f = Flaky(5, exc=lambda msg: RateLimited(value))
+
+    async def g():
+        return f()
+
+    with pytest.raises(RateLimited) as e:
+        asyncio.run(r.call(g))
+    assert e.value is f.raised[0] and f.calls == 1
+    calls = 0
+    with pytest.raises(RateLimited):
+        for attempt in r:
+            with attempt:
+                calls += 1
+                raise RateLimited(value)
+    assert calls == 1 and r.stats()["deadline"] == 2
+
+
+@pytest.mark.parametrize(
+    "hint", [float("nan"), -5.0, 0, datetime.timedelta(seconds=-1), "soon", [1.0]],
+)
+def test_a_retry_after_that_is_no_wait_is_no_hint(hint):
+    # Only the backoff applies: jitter "none", base 1 ms -> 0.001 s before retry 1.
+    seen = []
+    f = Flaky(1, exc=lambda msg: RateLimited(0.05))
+    r = Retry(attempts=2, backoff=FAST, retry_after=lambda e: hint,
+              before_sleep=lambda s: seen.append(s.delay))
+    assert r(f)()[0] == "ok"
+    assert seen == [0.001] and f.calls == 2
+
+
+def test_huge_configured_durations_saturate_instead_of_overflowing():
+    f = Flaky(2)
+    r = Retry(attempts=3, backoff=FAST, timeout=1e300)
+    assert r(f)()[0] == "ok" and f.calls == 3
+    f = Flaky(2)
+
+    async def g():
+        return f()
+
+    assert asyncio.run(r.call(g))[0] == "ok" and f.calls == 3
+    # start 100 s; end saturates at 2**64 - 1 ns: (2**64 - 1) / 1e9 - 100 s left.
+    clock = FakeClock(100.0)
+    for total in (1e300, 10**400):
+        d = seawall.Deadline(total, clock=clock)
+        assert d.remaining() == pytest.approx(18446744073.709551615 - 100.0, rel=1e-15)
+        assert d.allocate(1e300) == pytest.approx(18446744073.709551615 - 100.0, rel=1e-15)
+    with pytest.raises(seawall.SeawallConfigError) as e:
+        seawall.Deadline(float("nan"))
+    assert e.value.field == "total"
+
+
 def test_never_sleeps_past_the_timeout():
     f = Flaky(5, exc=lambda msg: RateLimited(1.0))
     r = Retry(attempts=5, backoff=FAST, timeout=0.3)
@@ -136,7 +207,8 @@ def test_budget_and_throttle_together_are_refused():
 
 @pytest.mark.parametrize(
     "kwargs, field",
-    [({"attempts": 0}, "attempts"), ({"timeout": -1.0}, "timeout")],
+    [({"attempts": 0}, "attempts"), ({"timeout": -1.0}, "timeout"),
+     ({"timeout": float("nan")}, "timeout"), ({"timeout": float("inf")}, "timeout")],
 )
 def test_invalid_retry_config(kwargs, field):
     with pytest.raises(seawall.SeawallConfigError) as e:

@@ -216,6 +216,74 @@ def test_a_killed_workers_permit_and_queue_place_are_reclaimed(bulkhead_region):
         assert bh.active == 1
 
 
+def _proc_state(pid):
+    """The state letter of /proc/<pid>/stat (read here, apart from the library)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    return stat[stat.rindex(")") + 1:].split()[0]
+
+
+def _kill_leaving_a_zombie(process):
+    """SIGKILL without join(): the child stays a zombie until it is reaped (no
+    other multiprocessing.Process may start meanwhile: start() reaps)."""
+    process.kill()
+    _wait_for(lambda: _proc_state(process.pid) == "Z", "the killed child to become a zombie")
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="zombies are told apart by /proc")
+def test_a_killed_holder_not_yet_reaped_gives_its_permit_back(bulkhead_region):
+    config = dict(max_concurrent=1, max_queue=2)
+    bh = seawall.Bulkhead(shared=bulkhead_region, **config)
+    ctx = multiprocessing.get_context("spawn")
+    ready = ctx.Event()
+    holder = ctx.Process(target=_mp_workers.bulkhead_hold_forever, args=(bulkhead_region, config, False, ready))
+    holder.start()
+    assert ready.wait(30)
+    assert bh.active == 1
+    _kill_leaving_a_zombie(holder)
+    # Its one permit (no ticket) comes back before anyone reaps it.
+    assert bh.reclaim_abandoned() == (1, 0)
+    assert bh.active == 0
+    with bh.try_acquire():
+        assert bh.active == 1
+    holder.join(timeout=30)
+    assert holder.exitcode == -9
+    assert bh.reclaim_abandoned() == (0, 0)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="zombies are told apart by /proc")
+def test_a_killed_probe_not_yet_reaped_is_reclaimed(region):
+    cfg = dict(_mp_workers.CONFIG, window=seawall.CountWindow(1), minimum_calls=1, open_duration=0.01,
+               half_open_max_calls=1, half_open_success_threshold=1)
+    b = seawall.CircuitBreaker(shared=region, **cfg)
+    with pytest.raises(ValueError):
+        b.call(_raise)
+    time.sleep(0.02)
+    ctx = multiprocessing.get_context("fork")
+    ready = ctx.Event()
+    child = ctx.Process(target=_take_probe_and_hang, args=(region, cfg, ready))
+    child.start()
+    assert ready.wait(30)
+    assert b.metrics()["half_open_in_flight"] == 1
+    _kill_leaving_a_zombie(child)
+    assert b.reclaim_abandoned() == 1
+    assert b.metrics()["half_open_in_flight"] == 0
+    assert b.call(lambda: 1) == 1 and b.state == "closed"
+    child.join(timeout=30)
+    assert child.exitcode == -9
+
+
+def _take_probe_and_hang(region, cfg, ready):
+    b = seawall.CircuitBreaker(shared=region, **cfg)
+    permit = b.acquire()  # the only half-open probe, held (referenced) until killed
+    ready.set()
+    time.sleep(120.0)
+    permit.ignore()
+
+
 def test_two_handles_in_one_process_share_permits_and_queue(bulkhead_region):
     a = seawall.Bulkhead(2, 3, shared=bulkhead_region)
     b = seawall.Bulkhead(2, 3, shared=bulkhead_region, name="other-name")

@@ -384,7 +384,8 @@ impl Breaker {
     }
 
     /// Give back, as `ignored` at `now` (ns), every permit held by a process that
-    /// no longer exists (killed while its call ran), so a shared breaker does not
+    /// no longer exists (killed while its call ran; on Linux also one exited and
+    /// not reaped yet, a zombie), so a shared breaker does not
     /// run out of permits or keep a dead probe's half-open slot. Returns how many.
     /// Only correct where every process sharing the breaker is in one pid
     /// namespace. Not for the hot path: it scans the permit table.

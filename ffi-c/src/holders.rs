@@ -297,7 +297,8 @@ impl<const N: usize> HolderTable<N> {
     }
 
     /// [`reclaim`](Self::reclaim) with the OS's answer: a process is gone when
-    /// `kill(pid, 0)` says there is no such process.
+    /// `kill(pid, 0)` says there is no such process or, on Linux, when it has
+    /// exited and is not reaped yet (a zombie).
     #[cfg(not(loom))]
     pub fn reclaim_dead(&self, held: impl FnMut(), waiting: impl FnMut(u32)) -> (u64, u64) {
         self.reclaim(pid::alive, held, waiting)

@@ -112,15 +112,39 @@ pub(crate) mod pid {
         p
     }
 
-    /// Whether process `pid` exists (`kill(pid, 0)`; a process of another user
-    /// exists too).
+    /// Whether process `pid` still runs: it exists (`kill(pid, 0)`; a process of
+    /// another user exists too) and, on Linux, has not already exited.
     pub(crate) fn alive(pid: u32) -> bool {
         let Ok(p) = libc::pid_t::try_from(pid) else {
             return true;
         };
         // SAFETY: signal 0 sends nothing; it only asks whether `pid` exists.
         let rc = unsafe { libc::kill(p, 0) };
-        rc == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+        let exists = rc == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH);
+        exists && !exited(pid)
+    }
+
+    /// Linux: whether `pid` has exited but its parent has not reaped it yet
+    /// (state `Z` zombie or `X` dead in `/proc/<pid>/stat`). `kill(pid, 0)` still
+    /// finds such a process, yet it will never give back what it holds. An
+    /// unreadable `/proc` (not mounted, `hidepid`) leaves the answer to `kill`.
+    #[cfg(target_os = "linux")]
+    fn exited(pid: u32) -> bool {
+        let Ok(stat) = std::fs::read(format!("/proc/{pid}/stat")) else {
+            return false;
+        };
+        // "pid (comm) state ...": comm may hold ')' and spaces, so the state is
+        // the byte after the last ')' and its space.
+        stat.iter()
+            .rposition(|&b| b == b')')
+            .and_then(|close| stat.get(close + 2))
+            .is_some_and(|&state| state == b'Z' || state == b'X')
+    }
+
+    /// Elsewhere `kill(pid, 0)` alone decides.
+    #[cfg(not(target_os = "linux"))]
+    const fn exited(_pid: u32) -> bool {
+        false
     }
 }
 
@@ -326,7 +350,8 @@ impl<const N: usize> PermitTable<N> {
     }
 
     /// [`reclaim`](Self::reclaim) with the OS's answer: a process is gone when
-    /// `kill(pid, 0)` says there is no such process.
+    /// `kill(pid, 0)` says there is no such process or, on Linux, when it has
+    /// exited and is not reaped yet (a zombie).
     #[cfg(not(loom))]
     pub fn reclaim_dead(&self, abandoned: impl FnMut(u32)) -> u64 {
         self.reclaim(pid::alive, abandoned)
@@ -451,6 +476,42 @@ mod tests {
         let gone = child.id();
         child.wait().unwrap();
         assert!(!pid::alive(gone));
+    }
+
+    /// `/proc/<pid>/stat`'s state letter, read here independently of `alive`.
+    #[cfg(target_os = "linux")]
+    fn proc_state(pid: u32) -> Option<char> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        stat[stat.rfind(')')? + 1..].trim_start().chars().next()
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_killed_child_not_yet_reaped_is_not_alive() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("60")
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        assert!(pid::alive(pid));
+        child.kill().unwrap(); // SIGKILL, not waited for: a zombie until reaped
+        let t0 = std::time::Instant::now();
+        while proc_state(pid) != Some('Z') {
+            assert!(t0.elapsed().as_secs() < 10, "child never became a zombie");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert!(!pid::alive(pid));
+        // What it held is taken back while it is still a zombie.
+        let t = table(0);
+        let id = t.claim(7).unwrap();
+        let idx = (id & INDEX_MASK) as usize;
+        let g = generation(t.slots[idx].load(Ordering::Relaxed));
+        t.owners[idx].store(owner_word(g, pid), Ordering::Relaxed);
+        let mut epochs = Vec::new();
+        assert_eq!(t.reclaim_dead(|e| epochs.push(e)), 1);
+        assert_eq!(epochs, [7]);
+        child.wait().unwrap();
+        assert!(!pid::alive(pid));
     }
 
     #[test]

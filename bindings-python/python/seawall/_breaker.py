@@ -179,6 +179,7 @@ class CircuitBreaker:
             jitter_seed=jitter_seed,
         )
         self.window = window
+        self._region: Optional[str] = shared  # the shared region, for metrics
         self._listeners: Tuple[Listener, ...] = ()
         self._held: HeldStack[Any] = HeldStack("breaker")
         for listener in listeners:
@@ -233,7 +234,8 @@ class CircuitBreaker:
 
     def reclaim_abandoned(self) -> int:
         """Shared breakers: give back, as ignored, the permits of processes that
-        no longer exist (a worker killed mid-call). Returns how many."""
+        no longer exist (a worker killed mid-call; on Linux also one killed but
+        not yet reaped by its parent, a zombie). Returns how many."""
         return self._native.reclaim_abandoned()
 
     @staticmethod

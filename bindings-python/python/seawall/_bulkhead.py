@@ -8,7 +8,7 @@ import functools
 import inspect
 from typing import Any, Callable, Dict, Generator, Mapping, Optional, Tuple, TypeVar, Union, cast, overload
 
-from . import _native, _registry
+from . import _native, _registry, _seconds
 from ._stack import HeldStack
 
 __all__ = ["Bulkhead", "BulkheadPermit", "BulkheadTicket", "PRIORITIES"]
@@ -109,10 +109,9 @@ class Bulkhead:
             _poll_interval=_poll_interval,
         )
         if queue_timeout is not None:
-            from ._deadline import _to_ns
-
-            _to_ns(queue_timeout, "queue_timeout")
+            _seconds.to_ns(queue_timeout, "queue_timeout")
         self.queue_timeout = queue_timeout
+        self._region: Optional[str] = shared  # the shared region, for metrics
         self._native.limit(priority)  # validates the name
         self.priority = priority
         self._held: HeldStack[Any] = HeldStack("bulkhead")
@@ -161,7 +160,8 @@ class Bulkhead:
     def reclaim_abandoned(self) -> Tuple[int, int]:
         """Shared bulkheads: give back the permits, and cancel the queue places,
         of processes that no longer exist (a worker killed mid-call or while
-        waiting); each permit goes to the oldest waiter or back to the pool.
+        waiting; on Linux also one killed but not yet reaped by its parent, a
+        zombie); each permit goes to the oldest waiter or back to the pool.
         Returns ``(permits, tickets)``; ``(0, 0)`` for a local bulkhead. Only
         right where every sharer sees the same process ids (one pid namespace)."""
         return self._native.reclaim_abandoned()

@@ -18,37 +18,45 @@ import asyncio
 import contextvars
 import functools
 import inspect
-from typing import Any, Awaitable, Callable, Optional, TypeVar
+from typing import Any, Awaitable, Callable, Optional, Tuple, TypeVar
 
 from . import _native
 from ._errors import DeadlineExceededError
+from ._seconds import to_ns
 
 __all__ = ["Deadline", "current_deadline", "timeout", "Timeout"]
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
 
-_current: contextvars.ContextVar[Optional["Deadline"]] = contextvars.ContextVar(
-    "seawall-deadline", default=None
+# The deadlines entered in this thread or task, innermost last, each as
+# (the object entered, the deadline in force). The state of an entry lives
+# here, never on the object, so one Deadline or Timeout may be entered again,
+# nested, or by many threads and tasks at once: a task sees a copy of its
+# creator's stack, and its own entries never leak into another's.
+_Entry = Tuple["Deadline", "Deadline"]
+_current: contextvars.ContextVar[Tuple[_Entry, ...]] = contextvars.ContextVar(
+    "seawall-deadlines", default=()
 )
 
 
-def _to_ns(seconds: float, field: str) -> int:
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
-        raise TypeError(f"{field} must be a number of seconds, got {seconds!r}")
-    if not (seconds >= 0 and seconds != float("inf")):
-        from ._errors import SeawallConfigError
+E = TypeVar("E", bound=Tuple[Any, ...])
 
-        raise SeawallConfigError(
-            f"invalid {field}: must be a finite number of seconds >= 0, got {seconds}", field
-        )
-    return int(round(seconds * 1e9))
+
+def _pop(var: "contextvars.ContextVar[Tuple[E, ...]]", owner: object, what: str) -> E:
+    """Remove and return the innermost entry of ``owner`` from ``var``."""
+    stack = var.get()
+    for i in range(len(stack) - 1, -1, -1):
+        if stack[i][0] is owner:
+            var.set(stack[:i] + stack[i + 1 :])
+            return stack[i]
+    raise RuntimeError(f"{what} exited in a thread or task it was not entered in")
 
 
 def _now_ns(clock: Optional[Callable[[], float]]) -> int:
     if clock is None:
         return int(round(_native.monotonic() * 1e9))
-    return _to_ns(clock(), "clock()")
+    return to_ns(clock(), "clock()")
 
 
 class Deadline:
@@ -56,9 +64,15 @@ class Deadline:
     of ``clock``). ``remaining()`` saturates at 0; it is expired exactly at
     ``start + total``; ``allocate(max)`` is ``min(max, remaining())``. Times are
     seconds of the monotonic clock (``seawall.monotonic()``) unless ``clock`` is
-    given."""
+    given.
 
-    __slots__ = ("_d", "_clock", "_token")
+    Entered (``with deadline as d:``) it is the :func:`current_deadline` of
+    this thread or task until the block ends; ``d`` is the deadline in force,
+    which is this one or, when the deadline already current ends sooner, a
+    child of that one (never outliving it). The same object may be entered
+    again, nested or concurrently: each entry is separate."""
+
+    __slots__ = ("_d", "_clock")
 
     def __init__(
         self,
@@ -68,11 +82,10 @@ class Deadline:
         _native_deadline: Optional[_native.Deadline] = None,
     ) -> None:
         self._clock = clock
-        self._token: Optional[contextvars.Token[Optional[Deadline]]] = None
         if _native_deadline is not None:
             self._d = _native_deadline
         else:
-            self._d = _native.Deadline(_to_ns(total, "total"), _now_ns(clock))
+            self._d = _native.Deadline(to_ns(total, "total"), _now_ns(clock))
 
     def _now(self) -> int:
         return _now_ns(self._clock)
@@ -90,35 +103,38 @@ class Deadline:
 
     def allocate(self, max_seconds: float) -> float:
         """How long a step may take: ``min(max_seconds, remaining())``."""
-        return self._d.allocate_ns(_to_ns(max_seconds, "max_seconds"), self._now()) / 1e9
+        return self._d.allocate_ns(to_ns(max_seconds, "max_seconds"), self._now()) / 1e9
 
     def child(self, total: float) -> "Deadline":
         """A budget of at most ``total`` seconds that never outlives this one."""
         return Deadline(
             0.0,
             clock=self._clock,
-            _native_deadline=self._d.child(_to_ns(total, "total"), self._now()),
+            _native_deadline=self._d.child(to_ns(total, "total"), self._now()),
         )
 
     def __enter__(self) -> "Deadline":
-        parent = _current.get()
-        if parent is not None and parent._d.end_ns < self._d.end_ns:
-            self._d = parent._d.child(self._d.end_ns - self._d.start_ns, self._d.start_ns)
-        self._token = _current.set(self)
-        return self
+        stack = _current.get()
+        in_force = self
+        if stack:
+            parent = stack[-1][1]
+            if parent._d.end_ns < self._d.end_ns:
+                child = parent._d.child(self._d.end_ns - self._d.start_ns, self._d.start_ns)
+                in_force = Deadline(0.0, clock=self._clock, _native_deadline=child)
+        _current.set(stack + ((self, in_force),))
+        return in_force
 
     def __exit__(self, *exc: Any) -> None:
-        if self._token is not None:
-            _current.reset(self._token)
-            self._token = None
+        _pop(_current, self, "Deadline")
 
     def __repr__(self) -> str:
         return f"<Deadline remaining={self.remaining():.3f}s>"
 
 
 def current_deadline() -> Optional[Deadline]:
-    """The deadline entered last in this thread or task, if any."""
-    return _current.get()
+    """The deadline in force in this thread or task (the innermost entered), if any."""
+    stack = _current.get()
+    return stack[-1][1] if stack else None
 
 
 async def run_within(awaitable: Awaitable[T], seconds: float) -> T:
@@ -174,18 +190,27 @@ class _CancelAt:
         self._handle.cancel()
 
 
+# The entries of Timeout objects in this thread or task, innermost last:
+# (the Timeout, the Deadline it entered, the async canceller or None).
+_timeouts: contextvars.ContextVar[Tuple[Tuple["Timeout", Deadline, Any], ...]] = contextvars.ContextVar(
+    "seawall-timeouts", default=()
+)
+
+
 class Timeout:
     """``timeout(seconds)``: an async context manager, a sync context manager
     and a decorator. Async code is cancelled at the deadline
     (:class:`~seawall.DeadlineExceededError`); sync code gets the deadline as
-    :func:`current_deadline` only (Python cannot interrupt it)."""
+    :func:`current_deadline` only (Python cannot interrupt it).
+
+    Each entry (each ``with``/``async with`` block, each call of a decorated
+    function) starts its own ``seconds`` from that moment, so one object may be
+    reused, nested, and used by many threads and tasks at once."""
 
     def __init__(self, seconds: float, *, clock: Optional[Callable[[], float]] = None) -> None:
-        _to_ns(seconds, "timeout")
+        to_ns(seconds, "timeout")
         self.seconds = float(seconds)
         self._clock = clock
-        self._deadline: Optional[Deadline] = None
-        self._cm: Any = None
 
     def __call__(self, fn: F) -> F:
         seconds, clock = self.seconds, self._clock
@@ -205,28 +230,40 @@ class Timeout:
 
         return wrapper  # type: ignore[return-value]
 
+    def _enter(self, asynchronous: bool) -> Deadline:
+        entered = Deadline(self.seconds, clock=self._clock)
+        d = entered.__enter__()
+        cm: Any = None
+        if asynchronous:
+            if hasattr(asyncio, "timeout"):  # Python 3.11+
+                cm = asyncio.timeout(d.remaining())
+            else:
+                cm = _CancelAt(d.remaining())
+        _timeouts.set(_timeouts.get() + ((self, entered, cm),))
+        return d
+
     def __enter__(self) -> Deadline:
-        self._deadline = Deadline(self.seconds, clock=self._clock).__enter__()
-        return self._deadline
+        return self._enter(False)
 
     def __exit__(self, *exc: Any) -> None:
-        if self._deadline is not None:
-            self._deadline.__exit__()
-            self._deadline = None
+        _, entered, _ = _pop(_timeouts, self, "Timeout")
+        entered.__exit__()
 
     async def __aenter__(self) -> Deadline:
-        d = self.__enter__()
-        if hasattr(asyncio, "timeout"):  # Python 3.11+
-            self._cm = asyncio.timeout(d.remaining())
-            await self._cm.__aenter__()
-        else:
-            self._cm = _CancelAt(d.remaining())
+        d = self._enter(True)
+        cm = _timeouts.get()[-1][2]
+        if not isinstance(cm, _CancelAt):
+            try:
+                await cm.__aenter__()
+            except BaseException:
+                self.__exit__()
+                raise
         return d
 
     async def __aexit__(self, et: Any, exc: Optional[BaseException], tb: Any) -> bool:
+        _, entered, cm = _pop(_timeouts, self, "Timeout")
         try:
-            if self._cm is not None:
-                cm, self._cm = self._cm, None
+            if cm is not None:
                 if isinstance(cm, _CancelAt):
                     cm.close()
                     if cm.fired and isinstance(exc, asyncio.CancelledError):
@@ -241,7 +278,7 @@ class Timeout:
                         ) from None
                     raise
         finally:
-            self.__exit__()
+            entered.__exit__()
         return False
 
 

@@ -9,7 +9,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Dict, Generic, Hashable, List, Optional, Sequence, Tuple, TypeVar, Union, cast
 
-from . import _native
+from . import _native, _seconds
 from ._breaker import CircuitBreaker
 from ._bulkhead import Bulkhead
 from ._classify import ExceptionSpec, matcher
@@ -54,9 +54,7 @@ class StaleCache:
         if max_stale is None:
             self._cache = cachetools.LRUCache(maxsize)
         else:
-            from ._deadline import _to_ns
-
-            _to_ns(max_stale, "max_stale")
+            _seconds.to_ns(max_stale, "max_stale")
             self._cache = cachetools.TTLCache(maxsize, ttl=max_stale)
         self._key = key if key is not None else cachetools.keys.hashkey
         self._lock = threading.Lock()

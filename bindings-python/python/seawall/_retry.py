@@ -12,7 +12,6 @@ after the deadline is never made, then the throttle's verdict, then the budget
 from __future__ import annotations
 
 import asyncio
-import datetime
 import functools
 import inspect
 import time
@@ -30,7 +29,7 @@ from typing import (
     cast,
 )
 
-from . import _native, _registry
+from . import _native, _registry, _seconds
 from ._classify import ExceptionSpec, matcher
 from ._deadline import current_deadline, run_within
 
@@ -113,13 +112,15 @@ class Attempt:
         return f"<Attempt {self.number}>"
 
 
-def _retry_after_attr(exc: BaseException) -> Optional[float]:
-    value = getattr(exc, "retry_after", None)
-    if isinstance(value, datetime.timedelta):
-        return value.total_seconds()
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    return None
+def _retry_after_attr(exc: BaseException) -> Any:
+    """``exc.retry_after`` as given (read by :func:`_seconds.hint_to_ns`)."""
+    return getattr(exc, "retry_after", None)
+
+
+# Without a deadline, the horizon no retry may sleep past: 2**62 ns (about 146
+# years), within what ``time.sleep`` accepts (it overflows from about 292
+# years). A longer delay (an endless Retry-After) gives up, as past a deadline.
+_NO_DEADLINE_NS = 2**62
 
 
 def _task_cancelling() -> bool:
@@ -151,7 +152,12 @@ class Retry:
       running at the deadline is cancelled (:class:`~seawall.DeadlineExceededError`).
     * ``retry_after``: ``exc -> seconds | None``; default reads
       ``exc.retry_after`` (seconds or a ``timedelta``, e.g. an HTTP 429/503
-      Retry-After): the delay is at least that.
+      Retry-After): the delay is at least that. A hint that is no wait
+      (``None``, zero, negative, NaN, not a number) is ignored: the backoff
+      alone applies. A hint that cannot be waited out — ``inf``, or one ending
+      past the deadline, or past about 146 years when there is none (where
+      ``time.sleep`` would overflow) — gives up at once: the exception
+      propagates, counted as ``deadline`` in :meth:`stats`.
     * ``before_sleep``: called with a :class:`RetryState` before each sleep
       (may be ``async`` in async code).
 
@@ -195,9 +201,7 @@ class Retry:
         self._retry_on = cast(Callable[[BaseException], bool], matcher(retry_on, "retry_on"))
         self._timeout_ns: Optional[int] = None
         if timeout is not None:
-            from ._deadline import _to_ns
-
-            self._timeout_ns = _to_ns(timeout, "timeout")
+            self._timeout_ns = _seconds.to_ns(timeout, "timeout")
         self.timeout = timeout
         self._retry_after = retry_after if retry_after is not None else _retry_after_attr
         self._before_sleep = before_sleep
@@ -230,11 +234,11 @@ class Retry:
         """Nanoseconds to sleep before the next attempt, or ``None``: give up."""
         if not isinstance(exc, Exception) or not self._retry_on(exc) or _task_cancelling():
             return None
-        retry_after = self._retry_after(exc)
-        retry_after_ns: Optional[int] = None
-        if retry_after is not None and retry_after == retry_after and retry_after > 0:
-            retry_after_ns = min(int(retry_after * 1e9), 2**64 - 1)
-        delay, why = self._native.decide(attempt, previous_ns, self._remaining_ns(start_ns), retry_after_ns)
+        retry_after_ns = _seconds.hint_to_ns(self._retry_after(exc))
+        left = self._remaining_ns(start_ns)
+        delay, why = self._native.decide(
+            attempt, previous_ns, _NO_DEADLINE_NS if left is None else left, retry_after_ns
+        )
         return None if why is not None else delay
 
     def _state(self, attempt: int, exc: BaseException, delay_ns: int, start_ns: int) -> RetryState:

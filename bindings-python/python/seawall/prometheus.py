@@ -19,11 +19,21 @@ Metrics (label ``name``):
 * ``seawall_bulkhead_rejections_total{reason}``: ``full``, ``shed``, ``timeout``
 * ``seawall_retries_allowed_total``, ``seawall_retries_denied_total{reason}``:
   ``max_attempts``, ``deadline``, ``budget_exhausted``, ``throttled``
+
+One series per name and label set, as Prometheus requires: live objects of one
+kind that share a name (two instances of a client class, two handles of one
+shared region) are merged, never exported twice. Their counters are summed;
+``seawall_circuit_breaker_state{state}`` counts the breakers of that name in
+each state (so for one breaker it is 1 for its state, 0 for the others); the
+bulkhead gauges are summed. Handles of one shared region are one object for
+what lives in the region (a shared breaker's state and totals, a shared
+bulkhead's ``active``, ``queued`` and ``max_concurrent``), which is counted
+once. Name your objects apart to see them apart.
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
@@ -56,8 +66,7 @@ class SeawallCollector(Collector):
         return [o for o in _registry.live() if o.name is not None]
 
     def collect(self) -> Iterator[Metric]:
-        objs = self._targets()
-        state = GaugeMetricFamily("seawall_circuit_breaker_state", "Circuit breaker state (1 = current).", labels=["name", "state"])
+        state = GaugeMetricFamily("seawall_circuit_breaker_state", "Circuit breakers of this name in each state (1 = current, for one breaker).", labels=["name", "state"])
         calls = CounterMetricFamily("seawall_circuit_breaker_calls", "Calls recorded, by outcome.", labels=["name", "outcome"])
         slow = CounterMetricFamily("seawall_circuit_breaker_slow_calls", "Calls slower than slow_call_duration.", labels=["name"])
         rejected = CounterMetricFamily("seawall_circuit_breaker_rejections", "Calls refused by the breaker.", labels=["name"])
@@ -68,30 +77,58 @@ class SeawallCollector(Collector):
         bh_rejected = CounterMetricFamily("seawall_bulkhead_rejections", "Calls refused by the bulkhead, by reason.", labels=["name", "reason"])
         allowed = CounterMetricFamily("seawall_retries_allowed", "Retries allowed.", labels=["name"])
         denied = CounterMetricFamily("seawall_retries_denied", "Retries refused, by reason.", labels=["name", "reason"])
-        for o in objs:
-            n = _label(o)
-            if isinstance(o, CircuitBreaker):
-                m = o.metrics()
+        for (kind, n), group in _groups(self._targets()).items():
+            if kind is CircuitBreaker:
+                # A shared breaker's state and totals live in its region: once per region.
+                ms = [o.metrics() for o in _once_per_region(group)]
                 for st in State:
-                    state.add_metric([n, st.value], 1.0 if m["state"] == st.value else 0.0)
-                t = m["totals"]
-                calls.add_metric([n, "success"], t["successes"])
-                calls.add_metric([n, "failure"], t["failures"])
-                calls.add_metric([n, "ignored"], t["ignored"])
-                slow.add_metric([n], t["slow"])
-                rejected.add_metric([n], t["rejected"])
-                transitions.add_metric([n], t["transitions"])
-            elif isinstance(o, Bulkhead):
-                m = o.metrics()
-                active.add_metric([n], m["active"])
-                queued.add_metric([n], m["queued"])
-                limit.add_metric([n], m["max_concurrent"])
-                bh_rejected.add_metric([n, "full"], m["rejected_full"])
-                bh_rejected.add_metric([n, "shed"], m["rejected_shed"])
-                bh_rejected.add_metric([n, "timeout"], m["rejected_timeout"])
-            elif isinstance(o, Retry):
-                s = o.stats()
-                allowed.add_metric([n], s["allowed"])
+                    state.add_metric([n, st.value], float(sum(m["state"] == st.value for m in ms)))
+                totals = [m["totals"] for m in ms]
+                calls.add_metric([n, "success"], sum(t["successes"] for t in totals))
+                calls.add_metric([n, "failure"], sum(t["failures"] for t in totals))
+                calls.add_metric([n, "ignored"], sum(t["ignored"] for t in totals))
+                slow.add_metric([n], sum(t["slow"] for t in totals))
+                rejected.add_metric([n], sum(t["rejected"] for t in totals))
+                transitions.add_metric([n], sum(t["transitions"] for t in totals))
+            elif kind is Bulkhead:
+                # Gauges of a shared bulkhead are the region's (once per region);
+                # its rejection counters are each handle's own (summed over all).
+                gauges = [o.metrics() for o in _once_per_region(group)]
+                own = [o.metrics() for o in group]
+                active.add_metric([n], sum(m["active"] for m in gauges))
+                queued.add_metric([n], sum(m["queued"] for m in gauges))
+                limit.add_metric([n], sum(m["max_concurrent"] for m in gauges))
+                for reason in ("full", "shed", "timeout"):
+                    bh_rejected.add_metric([n, reason], sum(m[f"rejected_{reason}"] for m in own))
+            else:
+                stats = [o.stats() for o in group]
+                allowed.add_metric([n], sum(s["allowed"] for s in stats))
                 for reason in ("max_attempts", "deadline", "budget_exhausted", "throttled"):
-                    denied.add_metric([n, reason], s[reason])
+                    denied.add_metric([n, reason], sum(s[reason] for s in stats))
         yield from (state, calls, slow, rejected, transitions, active, queued, limit, bh_rejected, allowed, denied)
+
+
+def _groups(objs: List[Any]) -> Dict[Tuple[type, str], List[Any]]:
+    """The distinct objects by (kind, name label), in first-seen order."""
+    groups: Dict[Tuple[type, str], List[Any]] = {}
+    seen = set()
+    for o in objs:
+        if id(o) in seen:
+            continue
+        seen.add(id(o))
+        kind = next(k for k in (CircuitBreaker, Bulkhead, Retry) if isinstance(o, k))
+        groups.setdefault((kind, _label(o)), []).append(o)
+    return groups
+
+
+def _once_per_region(group: List[Any]) -> List[Any]:
+    """Every local object, and one handle of each shared region."""
+    out, regions = [], set()
+    for o in group:
+        region: Optional[str] = getattr(o, "_region", None)
+        if region is not None:
+            if region in regions:
+                continue
+            regions.add(region)
+        out.append(o)
+    return out

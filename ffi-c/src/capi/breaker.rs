@@ -709,7 +709,9 @@ pub unsafe extern "C" fn seawall_breaker_record(
 /// Give back every permit held by a process that no longer exists (e.g. a worker
 /// killed while its call ran): each is recorded as ignored at `now_ns`, which also
 /// frees a dead half-open probe's slot; `*out_reclaimed` (if not NULL) says how
-/// many. Call it when a process sharing the breaker was replaced. A permit is
+/// many. Call it when a process sharing the breaker was replaced. A process is
+/// gone once no such pid exists or, on Linux, once it has exited and waits to be
+/// reaped (a zombie, state `Z`/`X` in `/proc/<pid>/stat`). A permit is
 /// owned by the process that acquired it; reclaim only where every process
 /// sharing the breaker sees the same pids (one pid namespace). Scans the permit
 /// table: not for the hot path.

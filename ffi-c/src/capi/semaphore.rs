@@ -695,7 +695,9 @@ pub unsafe extern "C" fn seawall_semaphore_get_snapshot(
 /// Give back every permit, and cancel every ticket, of a process that no longer
 /// exists (a worker killed while it held a permit or waited): the permits go to
 /// the next waiters or back to the pool. `*out_permits` and `*out_tickets` (each
-/// if not NULL) say how many. A permit or ticket belongs to the process that
+/// if not NULL) say how many. A process is gone once no such pid exists or, on
+/// Linux, once it has exited and waits to be reaped (a zombie, state `Z`/`X` in
+/// `/proc/<pid>/stat`). A permit or ticket belongs to the process that
 /// acquired or queued it, whoever holds its id now; reclaim only where every
 /// process sharing the semaphore sees the same pids (one pid namespace). Scans
 /// the holder table: not for the hot path. A process killed in the few

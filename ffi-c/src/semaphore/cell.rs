@@ -261,7 +261,8 @@ impl<const Q: usize, const N: usize> SemaphoreCell<Q, N> {
         )
     }
 
-    /// [`reclaim`](Self::reclaim) for processes that no longer exist.
+    /// [`reclaim`](Self::reclaim) for processes that no longer exist (on Linux,
+    /// also those exited and not reaped yet: zombies).
     #[cfg(not(loom))]
     pub fn reclaim_dead(&self) -> (u64, u64) {
         self.reclaim(crate::permits::pid::alive)

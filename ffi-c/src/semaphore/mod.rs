@@ -227,7 +227,8 @@ mod local {
         }
 
         /// Release the permits and cancel the tickets of processes that no longer
-        /// exist (killed while holding or waiting); `(permits, tickets)`. Only
+        /// exist (killed while holding or waiting; on Linux also those exited
+        /// and not reaped yet, zombies); `(permits, tickets)`. Only
         /// correct where every sharer sees the same pids (one pid namespace).
         #[allow(
             clippy::must_use_candidate,
