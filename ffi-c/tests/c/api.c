@@ -1191,10 +1191,11 @@ static void semaphore_protocol(void) {
 
   /* A release hands the permit to the oldest waiter, whatever its priority. */
   CHECK_STATUS(seawall_semaphore_release(s, low), SEAWALL_STATUS_OK);
-  CHECK_OCCUPANCY(s, 4, 1, 3, 2); /* t1 holds it now, not yet polled */
+  /* t1 holds it now; until it polls it still counts as queued. */
+  CHECK_OCCUPANCY(s, 4, 2, 3, 2);
   CHECK_STATUS(seawall_semaphore_release(s, low), SEAWALL_STATUS_PERMIT_ALREADY_USED);
   CHECK_MESSAGE_HAS("already released");
-  CHECK_OCCUPANCY(s, 4, 1, 3, 2);
+  CHECK_OCCUPANCY(s, 4, 2, 3, 2);
   CHECK_STATUS(seawall_semaphore_poll(s, t2, &p), SEAWALL_STATUS_WAITING);
   memset(&p1, 0, sizeof p1);
   CHECK_STATUS(seawall_semaphore_poll(s, t1, &p1), SEAWALL_STATUS_OK);
@@ -1217,7 +1218,7 @@ static void semaphore_protocol(void) {
   CHECK_STATUS(seawall_semaphore_acquire_or_enqueue(s, SEAWALL_PRIORITY_CRITICAL, &p, &t3, NULL),
                SEAWALL_STATUS_QUEUED);
   CHECK_STATUS(seawall_semaphore_release(s, normal), SEAWALL_STATUS_OK); /* granted to t3 */
-  CHECK_OCCUPANCY(s, 4, 0, 3, 1);
+  CHECK_OCCUPANCY(s, 4, 1, 3, 1); /* queued until t3 polls or cancels */
   CHECK_STATUS(seawall_semaphore_cancel(s, t3), SEAWALL_STATUS_PASSED_ON);
   CHECK_OCCUPANCY(s, 3, 0, 3, 0); /* back to the pool: no other waiter */
 
