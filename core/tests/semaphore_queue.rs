@@ -2,30 +2,10 @@
 //! count against `max_queue`, and a cancelled waiter's slot is free at once — even
 //! while an older waiter stays queued at the front, with `max_queue = Q`.
 
-use seawall_core::{
-    CancelOutcome, Priority, RawAdmission, RejectReason, Semaphore, SemaphoreConfig,
-    SemaphoreSnapshot, Ticket, TicketState,
-};
+use seawall_core::{CancelOutcome, Priority, RawAdmission, RejectReason, Ticket, TicketState};
 
-fn sem<const Q: usize>(max_concurrent: u32, max_queue: u32) -> Semaphore<Q> {
-    Semaphore::new(SemaphoreConfig {
-        max_concurrent,
-        max_queue,
-        ..SemaphoreConfig::DEFAULT
-    })
-    .unwrap()
-}
-
-fn queue<const Q: usize>(s: &Semaphore<Q>) -> Ticket {
-    match s.acquire_raw(Priority::Normal, true) {
-        Ok(RawAdmission::Queued(t)) => t,
-        other => panic!("expected a place in the queue, got {other:?}"),
-    }
-}
-
-fn snap(active: u32, queued: u32) -> SemaphoreSnapshot {
-    SemaphoreSnapshot { active, queued }
-}
+mod semaphore_support;
+use semaphore_support::{queue, sem, snap};
 
 /// The Node/Python repro on the core: one permit held, the oldest waiter stays,
 /// and 200 callers queue behind it and give up at once. Each one finds room (one

@@ -8,36 +8,12 @@
 use std::time::{Duration, Instant};
 
 use seawall_core::{
-    BlockingSemaphore, CancelOutcome, Priority, RawAdmission, RejectReason, Semaphore,
-    SemaphoreConfig, SemaphoreRejected as Rejected, SemaphoreSnapshot, Ticket, TicketState,
+    BlockingSemaphore, CancelOutcome, Priority, RejectReason, Semaphore, SemaphoreConfig,
+    SemaphoreRejected as Rejected, Ticket, TicketState,
 };
 
-fn sem<const Q: usize>(max_concurrent: u32, max_queue: u32) -> Semaphore<Q> {
-    Semaphore::new(SemaphoreConfig {
-        max_concurrent,
-        max_queue,
-        ..SemaphoreConfig::DEFAULT
-    })
-    .unwrap()
-}
-
-fn queue<const Q: usize>(s: &Semaphore<Q>) -> Ticket {
-    match s.acquire_raw(Priority::Normal, true) {
-        Ok(RawAdmission::Queued(t)) => t,
-        other => panic!("expected a place in the queue, got {other:?}"),
-    }
-}
-
-fn admitted<const Q: usize>(s: &Semaphore<Q>) {
-    assert_eq!(
-        s.acquire_raw(Priority::Normal, false),
-        Ok(RawAdmission::Admitted)
-    );
-}
-
-fn snap(active: u32, queued: u32) -> SemaphoreSnapshot {
-    SemaphoreSnapshot { active, queued }
-}
+mod semaphore_support;
+use semaphore_support::{admitted, queue, sem, snap};
 
 /// 01: a forged id (0: slot 0, generation 0, never issued once slot 0 was
 /// used) is `Unknown`, and cancelling it releases nothing: H keeps its permit

@@ -9,7 +9,7 @@ use loom::sync::Arc;
 use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::thread;
 use seawall_core::{
-    CancelOutcome, Priority, RawAdmission, Semaphore, SemaphoreConfig, SemaphoreSnapshot,
+    CancelOutcome, Priority, RawAdmission, Semaphore, SemaphoreConfig, SemaphoreSnapshot, Ticket,
     TicketState,
 };
 
@@ -20,6 +20,19 @@ fn sem<const Q: usize>(max_concurrent: u32, max_queue: u32) -> Semaphore<Q> {
         ..SemaphoreConfig::DEFAULT
     })
     .unwrap()
+}
+
+/// One caller admitted (it holds the permit) and one queued behind it: the
+/// waiter's ticket.
+fn holder_and_waiter<const Q: usize>(s: &Semaphore<Q>) -> Ticket {
+    assert_eq!(
+        s.acquire_raw(Priority::Normal, false),
+        Ok(RawAdmission::Admitted)
+    );
+    match s.acquire_raw(Priority::Normal, true) {
+        Ok(RawAdmission::Queued(t)) => t,
+        other => panic!("the waiter must queue, got {other:?}"),
+    }
 }
 
 fn idle() -> SemaphoreSnapshot {
@@ -102,13 +115,7 @@ fn k_semaphore_queued_never_exceeds_max_queue() {
 fn l_semaphore_cancel_racing_hand_off_leaks_nothing() {
     model(|| {
         let s = Arc::new(sem::<1>(1, 1));
-        assert_eq!(
-            s.acquire_raw(Priority::Normal, false),
-            Ok(RawAdmission::Admitted)
-        );
-        let Ok(RawAdmission::Queued(t)) = s.acquire_raw(Priority::Normal, true) else {
-            panic!("the waiter must queue");
-        };
+        let t = holder_and_waiter(&s);
         let holder = {
             let s = s.clone();
             thread::spawn(move || assert!(s.release()))
@@ -139,13 +146,7 @@ fn l_semaphore_cancel_racing_hand_off_leaks_nothing() {
 fn m_semaphore_fifo_hand_off() {
     model(|| {
         let s = Arc::new(sem::<2>(1, 2));
-        assert_eq!(
-            s.acquire_raw(Priority::Normal, false),
-            Ok(RawAdmission::Admitted)
-        );
-        let Ok(RawAdmission::Queued(a)) = s.acquire_raw(Priority::Normal, true) else {
-            panic!("A must queue");
-        };
+        let a = holder_and_waiter(&s);
         let b = {
             let s = s.clone();
             thread::spawn(move || s.acquire_raw(Priority::Normal, true).unwrap())
@@ -221,13 +222,7 @@ fn o_semaphore_hand_off_to_waiters_still_settling() {
 fn p_semaphore_no_waiter_stranded_with_a_free_permit() {
     model(|| {
         let s = Arc::new(sem::<4>(1, 2));
-        assert_eq!(
-            s.acquire_raw(Priority::Normal, false),
-            Ok(RawAdmission::Admitted)
-        );
-        let Ok(RawAdmission::Queued(w)) = s.acquire_raw(Priority::Normal, true) else {
-            panic!("the waiter must queue");
-        };
+        let w = holder_and_waiter(&s);
         let canceller = {
             let s = s.clone();
             thread::spawn(move || s.cancel(w))
@@ -276,13 +271,7 @@ fn p_semaphore_no_waiter_stranded_with_a_free_permit() {
 fn q_semaphore_cancelled_slots_are_reused() {
     model(|| {
         let s = Arc::new(sem::<2>(1, 2));
-        assert_eq!(
-            s.acquire_raw(Priority::Normal, false),
-            Ok(RawAdmission::Admitted)
-        );
-        let Ok(RawAdmission::Queued(oldest)) = s.acquire_raw(Priority::Normal, true) else {
-            panic!("the oldest must queue");
-        };
+        let oldest = holder_and_waiter(&s);
         let churn = {
             let s = s.clone();
             thread::spawn(move || {
@@ -333,13 +322,7 @@ fn q_semaphore_cancelled_slots_are_reused() {
 fn r_semaphore_granted_slot_kept_until_acknowledged() {
     model(|| {
         let s = Arc::new(sem::<1>(1, 1));
-        assert_eq!(
-            s.acquire_raw(Priority::Normal, false),
-            Ok(RawAdmission::Admitted)
-        );
-        let Ok(RawAdmission::Queued(a)) = s.acquire_raw(Priority::Normal, true) else {
-            panic!("A must queue");
-        };
+        let a = holder_and_waiter(&s);
         let churn = {
             let s = s.clone();
             thread::spawn(move || {
@@ -379,13 +362,7 @@ fn r_semaphore_granted_slot_kept_until_acknowledged() {
 fn s_semaphore_stale_ticket_never_reads_granted() {
     model(|| {
         let s = Arc::new(sem::<1>(1, 1));
-        assert_eq!(
-            s.acquire_raw(Priority::Normal, false),
-            Ok(RawAdmission::Admitted)
-        );
-        let Ok(RawAdmission::Queued(a)) = s.acquire_raw(Priority::Normal, true) else {
-            panic!("A must queue");
-        };
+        let a = holder_and_waiter(&s);
         assert_eq!(s.cancel(a), CancelOutcome::Cancelled);
         let b = {
             let s = s.clone();
