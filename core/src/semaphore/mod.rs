@@ -703,18 +703,23 @@ impl<const Q: usize> Semaphore<Q> {
         true
     }
 
+    /// Ticket `t`'s slot and the slot word just read, if that word is still of
+    /// `t`'s wait. The slot is not reused while its ticket is live, so any other
+    /// generation means `t` is finished, or was never issued here.
+    fn live_slot(&self, t: Ticket) -> Option<(&AtomicU64, u64)> {
+        let (slot, g) = self.locate(t)?;
+        let v = slot.load(Ordering::Acquire);
+        Self::same_wait(slot_generation(v), g).then_some((slot, v))
+    }
+
     /// Where ticket `t` stands, without acknowledging a grant: for a waker that
     /// looks at other waiters' tickets. Only the ticket's waiter takes the grant,
     /// with [`poll`](Self::poll); a granted ticket reads `Granted` here until then.
     #[must_use]
     pub fn peek(&self, t: Ticket) -> TicketState {
-        let Some((slot, g)) = self.locate(t) else {
+        let Some((_, v)) = self.live_slot(t) else {
             return TicketState::Unknown;
         };
-        let v = slot.load(Ordering::Acquire);
-        if !Self::same_wait(slot_generation(v), g) {
-            return TicketState::Unknown;
-        }
         match slot_status(v) {
             WAITING => TicketState::Waiting,
             GRANTED => TicketState::Granted,
@@ -728,15 +733,9 @@ impl<const Q: usize> Semaphore<Q> {
     /// with [`release`](Self::release)) and the ticket is finished.
     #[must_use = "a Granted poll hands over a permit that must be released"]
     pub fn poll(&self, t: Ticket) -> TicketState {
-        let Some((slot, g)) = self.locate(t) else {
+        let Some((slot, v)) = self.live_slot(t) else {
             return TicketState::Unknown;
         };
-        let v = slot.load(Ordering::Acquire);
-        if !Self::same_wait(slot_generation(v), g) {
-            // The slot is not reused while its ticket is live: finished, or
-            // never issued here.
-            return TicketState::Unknown;
-        }
         match slot_status(v) {
             WAITING => TicketState::Waiting,
             GRANTED if self.acknowledge(slot, v) => TicketState::Granted,
