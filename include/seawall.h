@@ -1318,8 +1318,9 @@ seawall_status seawall_breaker_record(const struct seawall_breaker *breaker,
  * owned by the process that acquired it; reclaim only where every process
  * sharing the breaker sees the same pids (one pid namespace). Scans the permit
  * table: not for the hot path. A process killed in the few instructions between
- * the core's admission and the permit slot's claim leaves a permit no reclaim can
- * find: harmless when closed; a half-open probe stays in flight until the episode
+ * the core's admission and the permit slot's claim (or between a record's freeing
+ * of the slot and the core's record) leaves a permit no reclaim can find:
+ * harmless when closed; a half-open probe stays in flight until the episode
  * ends (`half_open_max_wait_ns`, or a reset).
  *
  * # Safety
