@@ -204,6 +204,11 @@ function sleep(ms, signal) {
 }
 
 const GIVE_UP = { '-1': 'maxAttempts', '-2': 'deadline', '-3': 'budgetExhausted', '-4': 'throttled' };
+// Without a deadline, the horizon no retry may sleep past: 2^62 ns (about 146
+// years), as in the Python package. A longer delay (an endless Retry-After)
+// gives up with the caller's error, as one past a deadline does.
+const NO_DEADLINE_MS = 2 ** 62 / 1e6;
+
 const RETRY_KEYS = ['attempts', 'backoff', 'shouldRetry', 'budget', 'throttle', 'deadlineMs', 'retryAfterMs', 'onRetry', 'signal'];
 
 /**
@@ -268,7 +273,7 @@ class Retry {
     if (this._shouldRetry !== undefined && !this._shouldRetry(error, attempt)) throw error;
     let retryAfter = this._retryAfter !== undefined ? this._retryAfter(error) : retryAfterOf(error);
     if (typeof retryAfter !== 'number' || !(retryAfter >= 0)) retryAfter = -1;
-    const left = deadline !== undefined ? deadline.remainingMs() : -1;
+    const left = deadline !== undefined ? deadline.remainingMs() : NO_DEADLINE_MS;
     const d = binding.retryPolicyDecide(this._h, attempt, previousMs, left, retryAfter, undefined);
     if (d >= 0) return d;
     const why = GIVE_UP[d];

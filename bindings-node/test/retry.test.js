@@ -101,6 +101,26 @@ test('Retry-After raises the delay (error.retryAfterMs and the HTTP header)', as
   assert.equal(parseRetryAfter('nonsense'), -1);
 });
 
+test('an endless Retry-After gives up at once with the error, like a deadline', { timeout: 5000 }, async () => {
+  for (const hint of [
+    { headers: { 'retry-after': '999999999999999999999999999999' } }, // about 3e22 years
+    { retryAfterMs: 2 ** 62 / 1e6 + 1 }, // just past 146 years
+  ]) {
+    const last = Object.assign(new Error('503'), hint);
+    let n = 0;
+    const t0 = performance.now();
+    const e = await rejection(retry(async () => { n += 1; throw last; }, { attempts: 3 }));
+    assert.equal(e, last);
+    assert.equal(n, 1);
+    assert.ok(performance.now() - t0 < 100, `gave up after ${performance.now() - t0} ms`);
+  }
+  for (const ms of [Infinity, 1e300]) {
+    const last = new Error('503');
+    const e = await rejection(retry(async () => { throw last; }, { attempts: 3, retryAfterMs: () => ms }));
+    assert.equal(e, last);
+  }
+});
+
 test('an abort during the backoff sleep settles at once, with no further attempt', async () => {
   const ac = new AbortController();
   let n = 0;
