@@ -401,6 +401,7 @@ impl Breaker {
             held,
             start,
             used: AtomicBool::new(false),
+            owner: std::process::id(),
         })
     }
 
@@ -593,6 +594,9 @@ pub struct BreakerPermit {
     held: Held,
     start: u64,
     used: AtomicBool,
+    /// The process that acquired it: a child made by `fork()` that drops its copy
+    /// must not record the parent's call.
+    owner: u32,
 }
 
 impl BreakerPermit {
@@ -669,7 +673,7 @@ impl BreakerPermit {
 
 impl Drop for BreakerPermit {
     fn drop(&mut self) {
-        if !self.used.swap(true, Ordering::AcqRel) {
+        if std::process::id() == self.owner && !self.used.swap(true, Ordering::AcqRel) {
             self.core
                 .record_quiet(self.held, Outcome::Ignored, 0, self.start);
         }

@@ -647,6 +647,7 @@ impl Bulkhead {
                     core: Arc::clone(&self.core),
                     ticket: t,
                     state: Mutex::new(Held::Waiting),
+                    owner: std::process::id(),
                 },
             )?
             .into_any(),
@@ -822,6 +823,9 @@ pub struct BulkheadPermit {
     /// The permit's id (0 for a local bulkhead).
     id: u64,
     released: AtomicBool,
+    /// The process that acquired it: a child made by `fork()` that drops its copy
+    /// must not release the parent's permit (an explicit `release()` still may).
+    owner: u32,
 }
 
 impl BulkheadPermit {
@@ -830,6 +834,7 @@ impl BulkheadPermit {
             core: Arc::clone(core),
             id,
             released: AtomicBool::new(false),
+            owner: std::process::id(),
         }
     }
 }
@@ -865,7 +870,7 @@ impl BulkheadPermit {
 
 impl Drop for BulkheadPermit {
     fn drop(&mut self) {
-        if !self.released.swap(true, Ordering::AcqRel) {
+        if std::process::id() == self.owner && !self.released.swap(true, Ordering::AcqRel) {
             Python::attach(|py| self.core.release(py, self.id));
         }
     }
@@ -895,6 +900,9 @@ pub struct BulkheadTicket {
     /// Looks are serialised: a look at a shared ticket that finds it granted takes
     /// the permit, so two threads must not both look.
     state: Mutex<Held>,
+    /// The process that queued it: a forked child dropping its copy leaves the
+    /// parent's place in the queue alone.
+    owner: u32,
 }
 
 impl BulkheadTicket {
@@ -972,7 +980,7 @@ impl BulkheadTicket {
 
 impl Drop for BulkheadTicket {
     fn drop(&mut self) {
-        if self.finish() {
+        if std::process::id() == self.owner && self.finish() {
             Python::attach(|py| self.core.abandon(py, self.ticket));
         }
     }

@@ -440,3 +440,27 @@ def test_stale_permit_from_before_a_reset_decides_nothing():
     p.failure()
     assert b.state == "closed"
     assert b.metrics()["totals"]["stale"] == 1
+
+
+def test_an_object_with_an_async_call_records_how_its_coroutine_ended():
+    b = seawall.CircuitBreaker(window=seawall.CountWindow(4), minimum_calls=2, failure_rate_threshold=50)
+
+    class Client:
+        async def __call__(self, ok):
+            await asyncio.sleep(0)
+            if not ok:
+                raise ConnectionError("down")
+            return "up"
+
+    call = b(Client())
+
+    async def main():
+        assert await call(True) == "up"
+        with pytest.raises(ConnectionError):
+            await call(False)
+
+    asyncio.run(main())
+    # 1 success + 1 failure = 50 % of 2 calls: open (recorded when each
+    # coroutine ended, not when it was made).
+    assert b.state == "open"
+    assert b.metrics()["totals"]["failures"] == 1

@@ -280,3 +280,52 @@ def test_invalid_bulkhead_config(args, kwargs, field):
     with pytest.raises(seawall.SeawallConfigError) as e:
         Bulkhead(*args, **kwargs)
     assert e.value.field == field
+
+
+def test_an_async_generator_holds_its_permit_until_it_is_exhausted_or_closed():
+    # max_concurrent 1, no queue: while one generator is being iterated, a second
+    # one is refused at its first step; once the first is exhausted (or closed),
+    # the permit is back.
+    pool = seawall.Bulkhead(1, max_queue=0)
+
+    @pool
+    async def numbers(n):
+        for i in range(n):
+            yield i
+
+    async def main():
+        first = numbers(3)
+        assert await first.__anext__() == 0
+        assert pool.active == 1
+        with pytest.raises(seawall.BulkheadFullError):
+            await numbers(1).__anext__()
+        assert [i async for i in first] == [1, 2]
+        assert pool.active == 0
+        second = numbers(5)
+        assert await second.__anext__() == 0
+        await second.aclose()
+        assert pool.active == 0
+        return [i async for i in numbers(2)]
+
+    assert asyncio.run(main()) == [0, 1]
+
+
+def test_an_object_with_an_async_call_is_limited_while_it_runs():
+    pool = seawall.Bulkhead(1, max_queue=0)
+    running = []
+
+    class Job:
+        async def __call__(self, i):
+            running.append(i)
+            await asyncio.sleep(0.01)
+            return pool.active
+
+    job = pool(Job())
+
+    async def main():
+        return await asyncio.gather(job(1), job(2), return_exceptions=True)
+
+    first, second = asyncio.run(main())
+    assert first == 1  # the permit was held while the body ran
+    assert isinstance(second, seawall.BulkheadFullError)
+    assert running == [1] and pool.active == 0

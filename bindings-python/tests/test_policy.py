@@ -378,3 +378,15 @@ def test_sync_timeout_sets_the_current_deadline():
         return seawall.current_deadline().remaining()
 
     assert 0.4 < f() <= 0.5
+
+
+def test_timeout_refuses_generators_it_could_not_bound():
+    async def agen():
+        yield 1
+
+    def gen():
+        yield 1
+
+    for fn in (agen, gen):
+        with pytest.raises(TypeError, match="cannot bound a generator"):
+            seawall.timeout(0.01)(fn)

@@ -2,6 +2,7 @@
 process of the host (DESIGN §8)."""
 
 import asyncio
+import gc
 import multiprocessing
 import os
 import threading
@@ -506,3 +507,29 @@ def test_budget_and_throttle_with_another_configuration_are_refused(retry_region
     with pytest.raises(seawall.SharedRegionError, match="invalid region name"):
         seawall.RetryBudget(shared="")
     assert not seawall.RetryThrottle().shared and seawall.RetryThrottle().created
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_dropping_its_copy_leaves_the_parents_permit_held(bulkhead_region):
+    # The parent holds the only permit and forks; the child exits without touching
+    # it. Its copy of the permit object is dropped on the way out: that must not
+    # release the parent's permit (max_concurrent = 1 would then admit a second).
+    b = seawall.Bulkhead(1, max_queue=2, shared=bulkhead_region)
+    permit = b.acquire()
+    ticket = b.enqueue()  # a place in the queue the child also inherits
+    pid = os.fork()
+    if pid == 0:
+        try:
+            del permit, ticket  # the child's copies, dropped as at its exit
+            gc.collect()
+        finally:
+            os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert (b.active, b.queued) == (1, 1)
+    with pytest.raises(seawall.BulkheadFullError):
+        b.try_acquire()
+    permit.release()  # the parent's own release hands the permit to its ticket
+    assert ticket.granted()
+    ticket.take().release()
+    assert (b.active, b.queued) == (0, 0)

@@ -11,7 +11,6 @@ import weakref
 from dataclasses import dataclass
 from typing import (
     Any,
-    AsyncGenerator,
     Awaitable,
     Callable,
     Dict,
@@ -25,6 +24,7 @@ from typing import (
 )
 
 from . import _native, _registry
+from ._callables import guard_async_gen, is_async_callable
 from ._classify import ExceptionSpec, classifier
 from ._stack import HeldStack
 
@@ -283,7 +283,7 @@ class CircuitBreaker:
     def call(self, fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:
         """``fn(*args, **kwargs)`` through the breaker. For an ``async def``
         function this returns the coroutine to await."""
-        if inspect.iscoroutinefunction(fn):
+        if is_async_callable(fn):
             return cast(R, self._call_async(fn, args, kwargs))
         return cast(R, self._native.call(fn, args, kwargs))
 
@@ -301,7 +301,7 @@ class CircuitBreaker:
         """Decorate a function, an ``async def`` function, a generator or an
         async generator."""
         native = self._native
-        if inspect.iscoroutinefunction(fn):
+        if is_async_callable(fn):
 
             async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
                 permit = native.acquire()
@@ -315,7 +315,17 @@ class CircuitBreaker:
 
             return cast(F, functools.wraps(fn)(async_wrapper))
         if inspect.isasyncgenfunction(fn):
-            return cast(F, functools.wraps(fn)(_guard_async_gen(native, fn)))
+
+            async def start() -> Any:
+                return native.acquire()
+
+            def finish(permit: Any, exc: Optional[BaseException]) -> None:
+                if exc is None:
+                    permit.success()
+                elif not permit.used:
+                    permit.record_exception(exc)
+
+            return cast(F, functools.wraps(fn)(guard_async_gen(fn, start, finish)))
         if inspect.isgeneratorfunction(fn):
 
             def gen_wrapper(*args: Any, **kwargs: Any) -> Generator[Any, Any, Any]:
@@ -354,39 +364,3 @@ class CircuitBreaker:
 
     def __repr__(self) -> str:
         return f"<CircuitBreaker name={self.name!r} state={self._native.state} shared={self.shared}>"
-
-
-def _guard_async_gen(native: Any, fn: Callable[..., Any]) -> Callable[..., AsyncGenerator[Any, Any]]:
-    async def agen_wrapper(*args: Any, **kwargs: Any) -> AsyncGenerator[Any, Any]:
-        permit = native.acquire()
-        agen = fn(*args, **kwargs)
-        try:
-            try:
-                item = await agen.__anext__()
-            except StopAsyncIteration:
-                permit.success()
-                return
-            while True:
-                try:
-                    sent = yield item
-                except GeneratorExit:
-                    await agen.aclose()
-                    raise
-                except BaseException as thrown:  # forwarded into the generator
-                    try:
-                        item = await agen.athrow(thrown)
-                    except StopAsyncIteration:
-                        permit.success()
-                        return
-                else:
-                    try:
-                        item = await agen.asend(sent)
-                    except StopAsyncIteration:
-                        permit.success()
-                        return
-        except BaseException as exc:
-            if not permit.used:
-                permit.record_exception(exc)
-            raise
-
-    return agen_wrapper

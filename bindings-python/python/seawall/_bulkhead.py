@@ -9,6 +9,7 @@ import inspect
 from typing import Any, Callable, Dict, Generator, Mapping, Optional, Tuple, TypeVar, Union, cast, overload
 
 from . import _native, _registry, _seconds
+from ._callables import guard_async_gen, is_async_callable
 from ._stack import HeldStack
 
 __all__ = ["Bulkhead", "BulkheadPermit", "BulkheadTicket", "PRIORITIES"]
@@ -252,7 +253,16 @@ class Bulkhead:
 
     def _decorate(self, fn: Callable[..., Any], priority: str) -> Callable[..., Any]:
         self._native.limit(priority)  # validates the name now, not at the first call
-        if inspect.iscoroutinefunction(fn):
+        if inspect.isasyncgenfunction(fn):
+
+            async def start() -> Any:
+                return await self.acquire_async(priority)
+
+            def finish(permit: Any, _exc: Optional[BaseException]) -> None:
+                permit.release()
+
+            return functools.wraps(fn)(guard_async_gen(fn, start, finish))
+        if is_async_callable(fn):
 
             async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
                 permit = await self.acquire_async(priority)

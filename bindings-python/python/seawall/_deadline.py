@@ -22,6 +22,7 @@ from typing import Any, Awaitable, Callable, Optional, Tuple, TypeVar
 
 from . import _native
 from ._errors import DeadlineExceededError
+from ._callables import is_async_callable
 from ._seconds import to_ns
 
 __all__ = ["Deadline", "current_deadline", "timeout", "Timeout"]
@@ -214,7 +215,12 @@ class Timeout:
 
     def __call__(self, fn: F) -> F:
         seconds, clock = self.seconds, self._clock
-        if inspect.iscoroutinefunction(fn):
+        if inspect.isasyncgenfunction(fn) or inspect.isgeneratorfunction(fn):
+            raise TypeError(
+                "timeout() cannot bound a generator (it runs between the caller's steps): "
+                "bound each step, or the code that consumes it"
+            )
+        if is_async_callable(fn):
 
             @functools.wraps(fn)
             async def async_wrapper(*args: Any, **kwargs: Any) -> Any:

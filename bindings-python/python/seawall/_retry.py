@@ -30,6 +30,7 @@ from typing import (
 )
 
 from . import _native, _registry, _seconds
+from ._callables import is_async_callable
 from ._classify import ExceptionSpec, matcher
 from ._deadline import current_deadline, run_within
 
@@ -278,7 +279,7 @@ class Retry:
     def call(self, fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:
         """``fn(*args, **kwargs)`` with retries (a coroutine to await for an
         ``async def`` function)."""
-        if inspect.iscoroutinefunction(fn):
+        if is_async_callable(fn):
             return cast(R, self._run_async(fn, args, kwargs))
         guarded = _native.Guarded(fn, retry=self._native, retry_slow=self._slow_sync)
         return cast(R, guarded(*args, **kwargs))
@@ -316,7 +317,7 @@ class Retry:
     def __call__(self, fn: F) -> F:
         """Decorate a function or an ``async def`` function (a generator cannot be
         re-run from the middle, so generator functions are refused)."""
-        if inspect.iscoroutinefunction(fn):
+        if is_async_callable(fn):
 
             async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
                 return await self._run_async(fn, args, kwargs)

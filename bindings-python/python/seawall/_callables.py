@@ -1,0 +1,62 @@
+"""What the decorators need to know about the callables they wrap, and how they
+hold something (a permit) across the whole life of an async generator."""
+
+from __future__ import annotations
+
+import inspect
+from typing import TYPE_CHECKING, Any, AsyncGenerator, Awaitable, Callable, Optional, TypeVar
+
+if TYPE_CHECKING:
+    from typing_extensions import TypeGuard
+
+T = TypeVar("T")
+
+_DONE: Any = object()
+
+
+def is_async_callable(fn: Any) -> TypeGuard[Callable[..., Awaitable[Any]]]:
+    """``async def`` functions, partials of them, and objects whose ``__call__`` is
+    ``async def``: calling them makes a coroutine, which the decorator must await
+    inside its protection (wrapping only the call would protect nothing)."""
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
+
+
+async def _step(aw: Awaitable[Any]) -> Any:
+    try:
+        return await aw
+    except StopAsyncIteration:
+        return _DONE
+
+
+def guard_async_gen(
+    fn: Callable[..., AsyncGenerator[Any, Any]],
+    start: Callable[[], Awaitable[T]],
+    finish: Callable[[T, Optional[BaseException]], None],
+) -> Callable[..., AsyncGenerator[Any, Any]]:
+    """Wrap the async generator function ``fn``: ``await start()`` before its first
+    step, then ``finish(token, None)`` once it is exhausted, or ``finish(token,
+    exc)`` when it raises or is closed (``exc`` raised on). Exactly one ``finish``
+    per ``start``. Values, ``asend``, ``athrow`` and ``aclose`` go through to the
+    generator (async generators have no ``yield from``)."""
+
+    async def wrapper(*args: Any, **kwargs: Any) -> AsyncGenerator[Any, Any]:
+        token = await start()
+        try:
+            agen = fn(*args, **kwargs)
+            item = await _step(agen.__anext__())
+            while item is not _DONE:
+                try:
+                    sent = yield item
+                except GeneratorExit:
+                    await agen.aclose()
+                    raise
+                except BaseException as thrown:  # thrown into this generator: pass it on
+                    item = await _step(agen.athrow(thrown))
+                else:
+                    item = await _step(agen.asend(sent))
+        except BaseException as exc:
+            finish(token, exc)
+            raise
+        finish(token, None)
+
+    return wrapper
