@@ -332,6 +332,20 @@ class Retry:
 
     # -- block form ----------------------------------------------------------
 
+    def _after(self, a: Attempt, previous: int, start: int) -> Optional[Tuple[int, BaseException]]:
+        """Once attempt ``a`` of the block form ended: ``None`` when it succeeded
+        (counted), else the delay (ns) before the next one and the exception;
+        raises that exception when no retry is allowed."""
+        exc = a._exc
+        if exc is None:
+            self._native.success()
+            return None
+        a._exc = None
+        delay = self._delay_ns(exc, a.number, previous, start)
+        if delay is None:
+            raise exc
+        return delay, exc
+
     def __iter__(self) -> Iterator[Attempt]:
         """``for attempt in retry: with attempt: ...`` (stops after a success)."""
         start = self._native.now_ns()
@@ -341,14 +355,10 @@ class Retry:
             number += 1
             a = Attempt(number, self._retry_on)
             yield a
-            exc = a._exc
-            if exc is None:
-                self._native.success()
+            step = self._after(a, previous, start)
+            if step is None:
                 return
-            a._exc = None
-            delay = self._delay_ns(exc, number, previous, start)
-            if delay is None:
-                raise exc
+            delay, exc = step
             if self._before_sleep is not None:
                 self._before_sleep(self._state(number, exc, delay, start))
             time.sleep(delay / 1e9)
@@ -363,14 +373,10 @@ class Retry:
             number += 1
             a = Attempt(number, self._retry_on)
             yield a
-            exc = a._exc
-            if exc is None:
-                self._native.success()
+            step = self._after(a, previous, start)
+            if step is None:
                 return
-            a._exc = None
-            delay = self._delay_ns(exc, number, previous, start)
-            if delay is None:
-                raise exc
+            delay, exc = step
             if self._before_sleep is not None:
                 hooked = self._before_sleep(self._state(number, exc, delay, start))
                 if inspect.isawaitable(hooked):
