@@ -390,3 +390,27 @@ def test_timeout_refuses_generators_it_could_not_bound():
     for fn in (agen, gen):
         with pytest.raises(TypeError, match="cannot bound a generator"):
             seawall.timeout(0.01)(fn)
+
+
+def test_a_policy_awaits_an_object_with_an_async_call_inside_its_layers():
+    # A breaker that opens at 50 % of 2 calls: one success then one failure opens
+    # it only if each outcome is recorded when the coroutine ends (a sync wrapper
+    # would record two successes when the coroutines are made).
+    breaker = CircuitBreaker(window=CountWindow(4), minimum_calls=2, failure_rate_threshold=50)
+
+    class Client:
+        async def __call__(self, ok):
+            await asyncio.sleep(0)
+            if not ok:
+                raise ConnectionError("down")
+            return "up"
+
+    call = Policy(breaker=breaker)(Client())
+
+    async def main():
+        assert await call(True) == "up"
+        with pytest.raises(ConnectionError):
+            await call(False)
+
+    asyncio.run(main())
+    assert breaker.state == "open"

@@ -12,6 +12,7 @@ from typing import Any, Awaitable, Callable, Dict, Generic, Hashable, List, Opti
 from . import _native, _seconds
 from ._breaker import CircuitBreaker
 from ._bulkhead import Bulkhead
+from ._callables import is_async_callable
 from ._classify import ExceptionSpec, matcher
 from ._deadline import Deadline, Timeout, run_within
 from ._retry import Retry
@@ -297,7 +298,7 @@ class Policy:
     # -- decorator -----------------------------------------------------------
 
     def __call__(self, fn: F) -> F:
-        if inspect.iscoroutinefunction(fn):
+        if is_async_callable(fn):
             inner_async = self._inner_async(fn)
 
             async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
