@@ -28,7 +28,10 @@
  * permit and a ticket and kills itself; the parent reclaims both while the
  * others go on. At the end active = queued = 0, no permit or ticket is
  * outstanding, and each process's permits obtained = its releases, its tickets
- * = granted + cancelled + passed on. Every 32nd release is repeated: refused. */
+ * = granted + cancelled + passed on. Every 32nd release is repeated: refused.
+ * Whether that mix issues any ticket is up to timing (under a sanitizer the
+ * queue can stay full of blocking waiters), so a hand-off from one process's
+ * release to another's ticket is first checked step by step (sem_handoff). */
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 
@@ -383,6 +386,100 @@ static void sem_victim(const char *name, int start_fd) {
   _exit(21);
 }
 
+/* The child's half of sem_handoff; its exit code names the step that failed. */
+static void handoff_child(const char *name, int from_parent, int to_parent) {
+  seawall_semaphore_config cfg = sem_config();
+  seawall_semaphore *s = NULL;
+  seawall_semaphore_permit p;
+  seawall_semaphore_ticket t;
+  seawall_semaphore_snapshot snap;
+  char byte = 'q';
+  if (seawall_semaphore_open_shared(name, &cfg, &s) != SEAWALL_STATUS_OK) _exit(30);
+  if (seawall_semaphore_acquire_or_enqueue(s, SEAWALL_PRIORITY_NORMAL, &p, &t, NULL) !=
+      SEAWALL_STATUS_QUEUED)
+    _exit(31);
+  if (write(to_parent, &byte, 1) != 1 || read(from_parent, &byte, 1) != 1) _exit(32);
+  /* The parent released one permit: it went to this, the only waiter. */
+  if (seawall_semaphore_poll(s, t, &p) != SEAWALL_STATUS_OK) _exit(33);
+  if (seawall_semaphore_get_snapshot(s, &snap) != SEAWALL_STATUS_OK || snap.active != SEM_MAX ||
+      snap.queued != 0)
+    _exit(34);
+  if (seawall_semaphore_release(s, p) != SEAWALL_STATUS_OK) _exit(35);
+  seawall_semaphore_free(s);
+  _exit(0);
+}
+
+/* One hand-off across processes, step by step (DESIGN §5, plus the documented
+ * rule that a granted waiter counts as queued until it polls): the parent holds
+ * all 3 permits; a child queues (active 3, queued 1); the parent releases one
+ * (still active 3, queued 1: granted, not yet polled); the child's poll obtains
+ * it (active 3, queued 0) and releases it; the parent releases its last two
+ * (active 0). The random phase below may or may not issue tickets, as timing
+ * decides; this phase always does. */
+static int sem_handoff(void) {
+  char name[64], byte = 'r';
+  int down[2], up[2], i, status = 0;
+  seawall_semaphore_config cfg = sem_config();
+  seawall_semaphore *s = NULL;
+  seawall_semaphore_permit held[SEM_MAX], extra;
+  seawall_semaphore_rejection why;
+  seawall_semaphore_snapshot snap;
+  pid_t pid;
+
+  sprintf(name, "c-multiprocess-handoff-%ld", (long)getpid());
+  seawall_semaphore_unlink_shared(name);
+  if (pipe(down) != 0 || pipe(up) != 0) {
+    perror("pipe");
+    return 1;
+  }
+  CHECK_STATUS(seawall_semaphore_open_shared(name, &cfg, &s), SEAWALL_STATUS_OK);
+  for (i = 0; i < SEM_MAX; i++)
+    CHECK_STATUS(seawall_semaphore_try_acquire(s, SEAWALL_PRIORITY_CRITICAL, &held[i], NULL),
+                 SEAWALL_STATUS_OK);
+  CHECK_STATUS(seawall_semaphore_try_acquire(s, SEAWALL_PRIORITY_CRITICAL, &extra, &why),
+               SEAWALL_STATUS_REJECTED);
+  CHECK(why.reason == SEAWALL_REJECT_FULL);
+  fflush(stdout);
+  pid = fork();
+  if (pid == 0) {
+    close(down[1]);
+    close(up[0]);
+    handoff_child(name, down[0], up[1]);
+  }
+  close(down[0]);
+  close(up[1]);
+  CHECK(read(up[0], &byte, 1) == 1 && byte == 'q');
+  CHECK_STATUS(seawall_semaphore_get_snapshot(s, &snap), SEAWALL_STATUS_OK);
+  CHECK_U64(snap.active, 3);
+  CHECK_U64(snap.queued, 1);
+  CHECK_U64(snap.tickets_outstanding, 1);
+  CHECK_STATUS(seawall_semaphore_release(s, held[0]), SEAWALL_STATUS_OK);
+  CHECK_STATUS(seawall_semaphore_get_snapshot(s, &snap), SEAWALL_STATUS_OK);
+  CHECK_U64(snap.active, 3);
+  CHECK_U64(snap.queued, 1);
+  CHECK(write(down[1], &byte, 1) == 1);
+  CHECK(waitpid(pid, &status, 0) == pid);
+  CHECK(WIFEXITED(status));
+  CHECK_U64(WEXITSTATUS(status), 0);
+  CHECK_STATUS(seawall_semaphore_get_snapshot(s, &snap), SEAWALL_STATUS_OK);
+  CHECK_U64(snap.active, 2);
+  CHECK_U64(snap.queued, 0);
+  CHECK_U64(snap.permits_outstanding, 2);
+  CHECK_U64(snap.tickets_outstanding, 0);
+  CHECK_STATUS(seawall_semaphore_release(s, held[1]), SEAWALL_STATUS_OK);
+  CHECK_STATUS(seawall_semaphore_release(s, held[2]), SEAWALL_STATUS_OK);
+  CHECK_STATUS(seawall_semaphore_get_snapshot(s, &snap), SEAWALL_STATUS_OK);
+  CHECK_U64(snap.active, 0);
+  CHECK_U64(snap.permits_outstanding, 0);
+  close(down[1]);
+  close(up[0]);
+  seawall_semaphore_free(s);
+  CHECK_STATUS(seawall_semaphore_unlink_shared(name), SEAWALL_STATUS_OK);
+  printf("multiprocess semaphore hand-off: queued in a child, granted by the parent's release, "
+         "obtained by the child's poll\n");
+  return 0;
+}
+
 static int sem_phase(int processes, uint64_t ops, struct control *ctl) {
   char name[64];
   int start[2], i;
@@ -483,7 +580,6 @@ static int sem_phase(int processes, uint64_t ops, struct control *ctl) {
   CHECK(ctl->sem_max_in_use >= 1 && ctl->sem_max_in_use <= SEM_MAX);
   CHECK(ctl->sem_max_queued <= SEM_QUEUE);
   CHECK(sum.shed > 0); /* low priority beyond its one permit */
-  CHECK(sum.queued > 0);
   CHECK_U64(sum.released, sum.obtained);
   operations = sum.operations;
   tickets_ended = sum.granted + sum.cancelled + sum.passed_on;
@@ -610,6 +706,7 @@ int main(int argc, char **argv) {
   CHECK_STATUS(seawall_breaker_unlink_shared(name), SEAWALL_STATUS_OK);
   free(pids);
   free(reports);
+  if (sem_handoff() != 0) return 1;
   if (sem_phase(processes, sem_ops, ctl) != 0) return 1;
   munmap(ctl, sizeof *ctl);
   return report("multiprocess");
