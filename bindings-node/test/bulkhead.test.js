@@ -77,7 +77,7 @@ test('an aborted waiter leaves at once and the next waiter gets the permit (cock
   ac.abort();
   const e = await rejection(aborted);
   assert.equal(e.code, 'EABORTED');
-  assert.ok(performance.now() - t0 < 10);
+  assert.ok(performance.now() - t0 < 500, 'at once, not when the holder ends');
   assert.equal(b.metrics().queued, 1);
   g.resolve('held');
   assert.equal(await holder, 'held');
@@ -97,7 +97,7 @@ test('queueTimeoutMs: a waiter gives up on time, and the waiter behind it is sti
   const waited = performance.now() - t0;
   assert.equal(e.code, 'EBULKHEADFULL');
   assert.equal(e.reason, 'queueTimeout');
-  assert.ok(waited >= 29 && waited < 60, `waited ${waited}`);
+  assert.ok(waited >= 29 && waited < 500, `waited ${waited}`);
   g.resolve();
   await holder;
   assert.equal(await second, 'second');

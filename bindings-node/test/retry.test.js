@@ -79,12 +79,12 @@ test('a delay that would end after the deadline is not made: the last error at o
   let n = 0;
   const last = new Error('slow dependency');
   const e = await rejection(retry(async () => { n += 1; throw last; }, {
-    attempts: 10, deadlineMs: 100, backoff: { baseMs: 60, multiplier: 2, jitter: 'none' },
+    attempts: 10, deadlineMs: 500, backoff: { baseMs: 300, multiplier: 2, jitter: 'none' },
   }));
-  // attempt 1 fails at ~0, delay 60 fits; attempt 2 fails at ~60, delay 120 does not.
+  // attempt 1 fails at ~0, delay 300 fits; attempt 2 fails at ~300, delay 600 does not.
   assert.equal(n, 2);
   assert.equal(e, last);
-  assert.ok(performance.now() - t0 < 100, `gave up after ${performance.now() - t0} ms`);
+  assert.ok(performance.now() - t0 < 500, `gave up after ${performance.now() - t0} ms`);
 });
 
 test('Retry-After raises the delay (error.retryAfterMs and the HTTP header)', async () => {
@@ -134,7 +134,7 @@ test('an abort during the backoff sleep settles at once, with no further attempt
   const took = performance.now() - t0;
   assert.equal(e.code, 'EABORTED');
   assert.equal(e.cause.message, 'shutdown');
-  assert.ok(took < 15, `settled ${took} ms after the abort`);
+  assert.ok(took < 1000, `settled ${took} ms after the abort, not after the 10 s backoff`);
   await delay(30);
   assert.equal(n, 1);
 });
