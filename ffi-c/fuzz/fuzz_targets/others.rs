@@ -4,8 +4,12 @@
 //! * semaphore: every status is one the call may return; `active ≤
 //!   max_concurrent`, `queued ≤ max_queue`; a permit releases once, a ticket is
 //!   polled into a permit or cancelled once, forged ids change nothing; the
-//!   permits and tickets outstanding are exactly the ones the model holds; at
-//!   the end everything given back leaves `active = queued = 0`.
+//!   permits and tickets outstanding are exactly the ones the model holds; a
+//!   release hands its permit to the oldest waiter not yet granted one, else to
+//!   the pool (so the model knows which tickets a poll turns into permits, and
+//!   which cancels pass a permit on); a granted ticket counts as active and as
+//!   queued until its poll; no acquire is admitted past a waiter; at the end
+//!   everything given back leaves `active = queued = 0`.
 //! * budget: a withdrawal is allowed exactly when the balance read at the same
 //!   time covers one retry, and takes exactly one retry from it.
 //! * throttle: tokens and every decision equal a clamped milli-token model.
@@ -92,7 +96,10 @@ struct Sem {
     max_concurrent: u32,
     max_queue: u32,
     held: Vec<seawall_semaphore_permit>,
+    /// In arrival order (FIFO), granted or not.
     waiting: Vec<seawall_semaphore_ticket>,
+    /// Ids of the waiting tickets a release granted a permit, not yet polled.
+    granted: Vec<u64>,
     used_permits: Vec<seawall_semaphore_permit>,
     used_tickets: Vec<seawall_semaphore_ticket>,
 }
@@ -169,6 +176,7 @@ impl<'a> World<'a> {
                 max_queue: cfg.max_queue,
                 held: Vec::new(),
                 waiting: Vec::new(),
+                granted: Vec::new(),
                 used_permits: Vec::new(),
                 used_tickets: Vec::new(),
             }));
@@ -387,7 +395,13 @@ impl<'a> World<'a> {
         };
         match st {
             _ if prio > 3 => check(st == S::InvalidArgument, "bad priority refused"),
-            S::Ok => s.held.push(permit),
+            S::Ok => {
+                check(
+                    s.oldest_ungranted().is_none(),
+                    "no acquire admitted past a waiter",
+                );
+                s.held.push(permit);
+            }
             S::Queued if wait => s.waiting.push(ticket),
             S::Rejected => {
                 check(r.reason <= SEAWALL_REJECT_FULL, "reason");
@@ -429,16 +443,19 @@ impl<'a> World<'a> {
         }
         let i = usize::from(which) % s.waiting.len();
         let t = s.waiting[i];
+        let granted = s.is_granted(t);
         let mut permit = seawall_semaphore_permit { id: 0 };
         // SAFETY: live handle, valid out pointer.
         match unsafe { seawall_semaphore_poll(s.h, t, &raw mut permit) } {
             S::Ok => {
+                check(granted, "a poll obtains a permit only once one was granted");
                 check(permit.id == t.id, "a ticket becomes the permit of its id");
-                s.waiting.swap_remove(i);
+                s.waiting.remove(i);
+                s.granted.retain(|&g| g != t.id);
                 s.used_tickets.push(t);
                 s.held.push(permit);
             }
-            S::Waiting => {}
+            S::Waiting => check(!granted, "a granted ticket's poll obtains its permit"),
             other => panic!("poll of a waiting ticket returned {other:?}"),
         }
         observe(s);
@@ -449,14 +466,7 @@ impl<'a> World<'a> {
         if s.waiting.is_empty() {
             return;
         }
-        let t = s.waiting.swap_remove(usize::from(which) % s.waiting.len());
-        // SAFETY: live handle.
-        let st = unsafe { seawall_semaphore_cancel(s.h, t) };
-        check(
-            matches!(st, S::Cancelled | S::PassedOn),
-            "a waiting ticket cancels",
-        );
-        s.used_tickets.push(t);
+        s.cancel_at(usize::from(which) % s.waiting.len());
         observe(s);
     }
 
@@ -472,6 +482,7 @@ impl<'a> World<'a> {
             "a held permit releases once",
         );
         s.used_permits.push(p);
+        s.hand_on();
         observe(s);
     }
 
@@ -540,10 +551,8 @@ impl<'a> World<'a> {
     /// Give everything back and free every handle; nothing may be left.
     pub fn finish(&mut self) {
         if let Some(Some(s)) = self.sem.as_mut() {
-            for t in s.waiting.drain(..) {
-                // SAFETY: live handle.
-                let st = unsafe { seawall_semaphore_cancel(s.h, t) };
-                check(matches!(st, S::Cancelled | S::PassedOn), "final cancel");
+            while !s.waiting.is_empty() {
+                s.cancel_at(0);
             }
             for p in s.held.drain(..) {
                 // SAFETY: live handle.
@@ -613,11 +622,55 @@ fn observe(s: &Sem) {
         snap.tickets_outstanding == s.waiting.len() as u64,
         "tickets outstanding = waiting",
     );
-    // Every held permit is active; a waiting ticket is queued or granted (active).
+    // A waiting ticket is queued until its poll, granted or not; a granted one
+    // is also active (its permit is held for it).
     check(
-        u64::from(snap.active) + u64::from(snap.queued) == (s.held.len() + s.waiting.len()) as u64,
-        "active + queued = permits + tickets held",
+        u64::from(snap.queued) == s.waiting.len() as u64,
+        "queued = tickets held",
     );
+    check(
+        u64::from(snap.active) == (s.held.len() + s.granted.len()) as u64,
+        "active = permits held + tickets granted",
+    );
+}
+
+impl Sem {
+    fn is_granted(&self, t: seawall_semaphore_ticket) -> bool {
+        self.granted.contains(&t.id)
+    }
+
+    fn oldest_ungranted(&self) -> Option<u64> {
+        self.waiting
+            .iter()
+            .map(|t| t.id)
+            .find(|id| !self.granted.contains(id))
+    }
+
+    /// DESIGN §5: a permit given back goes to the oldest live waiter, whatever
+    /// its priority, else to the pool.
+    fn hand_on(&mut self) {
+        if let Some(id) = self.oldest_ungranted() {
+            self.granted.push(id);
+        }
+    }
+
+    /// The waiter of the `i`-th ticket gives up: `Cancelled`, or `PassedOn` when
+    /// a permit was granted to it, which goes on like a release.
+    fn cancel_at(&mut self, i: usize) {
+        let t = self.waiting.remove(i);
+        let granted = self.is_granted(t);
+        // SAFETY: live handle.
+        let st = unsafe { seawall_semaphore_cancel(self.h, t) };
+        check(
+            st == if granted { S::PassedOn } else { S::Cancelled },
+            "a cancel passes a permit on exactly when one was granted",
+        );
+        self.used_tickets.push(t);
+        if granted {
+            self.granted.retain(|&g| g != t.id);
+            self.hand_on();
+        }
+    }
 }
 
 fn withdraw(b: *mut seawall_retry_budget, now: u64) {
