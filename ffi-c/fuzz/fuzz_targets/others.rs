@@ -97,11 +97,17 @@ struct Sem {
     max_queue: u32,
     held: Vec<seawall_semaphore_permit>,
     /// In arrival order (FIFO), granted or not.
-    waiting: Vec<seawall_semaphore_ticket>,
-    /// Ids of the waiting tickets a release granted a permit, not yet polled.
-    granted: Vec<u64>,
+    waiting: Vec<Waiter>,
     used_permits: Vec<seawall_semaphore_permit>,
     used_tickets: Vec<seawall_semaphore_ticket>,
+}
+
+/// A ticket the model holds.
+#[derive(Clone, Copy)]
+struct Waiter {
+    ticket: seawall_semaphore_ticket,
+    /// A release handed it a permit, which its next poll obtains.
+    granted: bool,
 }
 
 struct Health {
@@ -176,7 +182,6 @@ impl<'a> World<'a> {
                 max_queue: cfg.max_queue,
                 held: Vec::new(),
                 waiting: Vec::new(),
-                granted: Vec::new(),
                 used_permits: Vec::new(),
                 used_tickets: Vec::new(),
             }));
@@ -397,12 +402,15 @@ impl<'a> World<'a> {
             _ if prio > 3 => check(st == S::InvalidArgument, "bad priority refused"),
             S::Ok => {
                 check(
-                    s.oldest_ungranted().is_none(),
+                    s.waiting.iter().all(|w| w.granted),
                     "no acquire admitted past a waiter",
                 );
                 s.held.push(permit);
             }
-            S::Queued if wait => s.waiting.push(ticket),
+            S::Queued if wait => s.waiting.push(Waiter {
+                ticket,
+                granted: false,
+            }),
             S::Rejected => {
                 check(r.reason <= SEAWALL_REJECT_FULL, "reason");
                 check(
@@ -442,8 +450,7 @@ impl<'a> World<'a> {
             return;
         }
         let i = usize::from(which) % s.waiting.len();
-        let t = s.waiting[i];
-        let granted = s.is_granted(t);
+        let Waiter { ticket: t, granted } = s.waiting[i];
         let mut permit = seawall_semaphore_permit { id: 0 };
         // SAFETY: live handle, valid out pointer.
         match unsafe { seawall_semaphore_poll(s.h, t, &raw mut permit) } {
@@ -451,7 +458,6 @@ impl<'a> World<'a> {
                 check(granted, "a poll obtains a permit only once one was granted");
                 check(permit.id == t.id, "a ticket becomes the permit of its id");
                 s.waiting.remove(i);
-                s.granted.retain(|&g| g != t.id);
                 s.used_tickets.push(t);
                 s.held.push(permit);
             }
@@ -520,7 +526,7 @@ impl<'a> World<'a> {
     fn sem_forge(&mut self, id: u64) {
         let Some(s) = self.sem() else { return };
         let is_ours =
-            |v: u64| s.held.iter().any(|p| p.id == v) || s.waiting.iter().any(|t| t.id == v);
+            |v: u64| s.held.iter().any(|p| p.id == v) || s.waiting.iter().any(|w| w.ticket.id == v);
         if is_ours(id) {
             return;
         }
@@ -628,37 +634,26 @@ fn observe(s: &Sem) {
         u64::from(snap.queued) == s.waiting.len() as u64,
         "queued = tickets held",
     );
+    let granted = s.waiting.iter().filter(|w| w.granted).count();
     check(
-        u64::from(snap.active) == (s.held.len() + s.granted.len()) as u64,
+        u64::from(snap.active) == (s.held.len() + granted) as u64,
         "active = permits held + tickets granted",
     );
 }
 
 impl Sem {
-    fn is_granted(&self, t: seawall_semaphore_ticket) -> bool {
-        self.granted.contains(&t.id)
-    }
-
-    fn oldest_ungranted(&self) -> Option<u64> {
-        self.waiting
-            .iter()
-            .map(|t| t.id)
-            .find(|id| !self.granted.contains(id))
-    }
-
     /// DESIGN §5: a permit given back goes to the oldest live waiter, whatever
     /// its priority, else to the pool.
     fn hand_on(&mut self) {
-        if let Some(id) = self.oldest_ungranted() {
-            self.granted.push(id);
+        if let Some(w) = self.waiting.iter_mut().find(|w| !w.granted) {
+            w.granted = true;
         }
     }
 
     /// The waiter of the `i`-th ticket gives up: `Cancelled`, or `PassedOn` when
     /// a permit was granted to it, which goes on like a release.
     fn cancel_at(&mut self, i: usize) {
-        let t = self.waiting.remove(i);
-        let granted = self.is_granted(t);
+        let Waiter { ticket: t, granted } = self.waiting.remove(i);
         // SAFETY: live handle.
         let st = unsafe { seawall_semaphore_cancel(self.h, t) };
         check(
@@ -667,7 +662,6 @@ impl Sem {
         );
         self.used_tickets.push(t);
         if granted {
-            self.granted.retain(|&g| g != t.id);
             self.hand_on();
         }
     }

@@ -393,12 +393,12 @@ static void handoff_child(const char *name, int from_parent, int to_parent) {
   seawall_semaphore_permit p;
   seawall_semaphore_ticket t;
   seawall_semaphore_snapshot snap;
-  char byte = 'q';
+  char byte;
   if (seawall_semaphore_open_shared(name, &cfg, &s) != SEAWALL_STATUS_OK) _exit(30);
   if (seawall_semaphore_acquire_or_enqueue(s, SEAWALL_PRIORITY_NORMAL, &p, &t, NULL) !=
       SEAWALL_STATUS_QUEUED)
     _exit(31);
-  if (write(to_parent, &byte, 1) != 1 || read(from_parent, &byte, 1) != 1) _exit(32);
+  if (write(to_parent, "q", 1) != 1 || read(from_parent, &byte, 1) != 1) _exit(32);
   /* The parent released one permit: it went to this, the only waiter. */
   if (seawall_semaphore_poll(s, t, &p) != SEAWALL_STATUS_OK) _exit(33);
   if (seawall_semaphore_get_snapshot(s, &snap) != SEAWALL_STATUS_OK || snap.active != SEM_MAX ||
@@ -417,7 +417,7 @@ static void handoff_child(const char *name, int from_parent, int to_parent) {
  * (active 0). The random phase below may or may not issue tickets, as timing
  * decides; this phase always does. */
 static int sem_handoff(void) {
-  char name[64], byte = 'r';
+  char name[64], byte = 0;
   int down[2], up[2], i, status = 0;
   seawall_semaphore_config cfg = sem_config();
   seawall_semaphore *s = NULL;
@@ -457,7 +457,7 @@ static int sem_handoff(void) {
   CHECK_STATUS(seawall_semaphore_get_snapshot(s, &snap), SEAWALL_STATUS_OK);
   CHECK_U64(snap.active, 3);
   CHECK_U64(snap.queued, 1);
-  CHECK(write(down[1], &byte, 1) == 1);
+  CHECK(write(down[1], "r", 1) == 1);
   CHECK(waitpid(pid, &status, 0) == pid);
   CHECK(WIFEXITED(status));
   CHECK_U64(WEXITSTATUS(status), 0);
