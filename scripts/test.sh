@@ -37,8 +37,8 @@ step "C ABI: C99 and C++11 programs, valgrind, ASan+UBSan, multi-process"
 command -v valgrind >/dev/null || skipped+=("valgrind runs of the C tests: valgrind not installed")
 bash scripts/test-c.sh
 
-step "C ABI: loom models of the permit and holder tables, and their mutants"
-bash scripts/loom-ffi.sh
+step "host: loom models of the permit and holder tables, and their mutants"
+bash scripts/loom-host.sh
 
 step "C ABI: fuzzing through the exported functions (cargo fuzz, bounded)"
 rc=0; bash scripts/fuzz.sh "${SEAWALL_FUZZ_SECONDS:-60}" || rc=$?

@@ -3,7 +3,7 @@
 //! A breaker lives in this process (a core `CircuitBreaker` whose window type is
 //! the smallest that fits the configuration, so the default breaker is about
 //! 1 KiB) or in a region shared by every process of the host
-//! (`seawall_ffi::breaker::Breaker::open_shared`, with its single-use permit table).
+//! (`seawall_host::breaker::Breaker::open_shared`, with its single-use permit table).
 //!
 //! # Numbers that cross the boundary
 //! * **Permit**: `epoch · 4096 + slot` (an integer below 2⁴⁰, exact in an `f64`).
@@ -27,10 +27,10 @@ use seawall_core::{
     BreakerConfig, BreakerMetrics, CircuitBreaker, CountWindow, Outcome, PermitToken, Rejected,
     State, TimeWindow, WindowConfig,
 };
-use seawall_ffi::breaker::{AcquireError, Breaker, Permit};
-use seawall_ffi::clock::monotonic_ns;
-use seawall_ffi::permits::PERMIT_SLOTS;
-use seawall_ffi::shared::OpenOptions;
+use seawall_host::breaker::{AcquireError, Breaker, Permit};
+use seawall_host::clock::monotonic_ns;
+use seawall_host::permits::PERMIT_SLOTS;
+use seawall_host::shared::OpenOptions;
 
 use crate::convert::{
     config_error, count, factor, ms_to_ns, ns_to_ms, percent, region_error, rule_ms,
@@ -126,7 +126,7 @@ pub fn breaker_config(c: &NativeBreakerConfig) -> Result<BreakerConfig> {
             .half_open_success_threshold
             .map_or(d.half_open_success_threshold, count),
         half_open_max_wait_ns: rule_ms(c.half_open_max_wait_ms, d.half_open_max_wait_ns),
-        jitter_seed: seawall_ffi::breaker::entropy(),
+        jitter_seed: seawall_host::entropy::entropy(),
     };
     cfg.validate().map_err(config_error)?;
     Ok(cfg)

@@ -3,7 +3,7 @@
 //! call per step.
 //!
 //! A semaphore lives in this process (a core `Semaphore<Q>`) or in a region
-//! shared by every process of the host (`seawall_ffi::semaphore::Semaphore`,
+//! shared by every process of the host (`seawall_host::semaphore::Semaphore`,
 //! whose permits and tickets are single-use ids of its holder table).
 //!
 //! # Numbers that cross the boundary
@@ -40,11 +40,11 @@ use seawall_core::{
     CancelOutcome, Priority, PriorityShares, RawAdmission, RejectReason, Semaphore,
     SemaphoreConfig, SemaphoreRejected, Ticket, TicketState,
 };
-use seawall_ffi::semaphore::{
+use seawall_host::semaphore::{
     self as shared_sem, AcquireError, Acquired, Cancelled, Permit, Polled, SEMAPHORE_HOLDER_SLOTS,
     SEMAPHORE_MAX_QUEUE,
 };
-use seawall_ffi::shared::OpenOptions;
+use seawall_host::shared::OpenOptions;
 
 use crate::convert::{config_error, count, percent, region_error};
 use crate::handles::{Token, registry};
@@ -173,7 +173,7 @@ impl Shared {
             }
             Err(AcquireError::Rejected(r)) => rejection_code(r),
             // Three scans of the holder table raced past every free slot (see
-            // `seawall_ffi::semaphore::cell`); the admission was undone. To the
+            // `seawall_host::semaphore::cell`); the admission was undone. To the
             // caller that is a bulkhead with no permit for it now.
             Err(AcquireError::PermitsExhausted) => {
                 let s = self.sem.snapshot();

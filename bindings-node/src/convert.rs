@@ -4,7 +4,7 @@
 
 use napi::{Error, Status};
 use seawall_core::{ConfigError, Field, Problem, Ratio};
-use seawall_ffi::shared::RegionError;
+use seawall_host::shared::RegionError;
 
 /// `f64` milliseconds to whole nanoseconds, rounded to nearest; negative and NaN
 /// become 0, huge values saturate (the JS layer rejects those before they get
@@ -170,7 +170,7 @@ pub fn region_error(e: RegionError) -> Error {
         RegionError::Config(c) => config_error(c),
         RegionError::BadName(_) => Error::new(Status::InvalidArg, format!("shared: {e}")),
         RegionError::ConfigMismatch { .. }
-        | RegionError::AbiMismatch(_)
+        | RegionError::VersionMismatch(_)
         | RegionError::LayoutMismatch { .. } => {
             Error::new(Status::GenericFailure, format!("ESHAREDMISMATCH {e}"))
         }

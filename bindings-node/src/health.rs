@@ -6,7 +6,7 @@ use napi::Result;
 use napi::bindgen_prelude::External;
 use napi_derive::napi;
 use seawall_core::{Health, HealthConfig, HealthSnapshot, HealthStatus, Ratio};
-use seawall_ffi::clock::monotonic_ns;
+use seawall_host::clock::monotonic_ns;
 
 use crate::convert::{config_error, count, ms_to_ns, ns_to_ms, percent};
 use crate::handles::{Token, registry};

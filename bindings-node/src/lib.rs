@@ -53,12 +53,12 @@ pub fn handle_of(token: &External<handles::Token>) -> f64 {
 /// native method uses when it is given no time).
 #[napi]
 pub fn monotonic_ms() -> f64 {
-    convert::ns_to_ms(seawall_ffi::clock::monotonic_ns())
+    convert::ns_to_ms(seawall_host::clock::monotonic_ns())
 }
 
 /// Whether this machine can share structures between processes (native lock-free
 /// 64- and 128-bit atomics).
 #[napi]
 pub fn shared_supported() -> bool {
-    seawall_ffi::shared::native_atomics()
+    seawall_host::shared::native_atomics()
 }

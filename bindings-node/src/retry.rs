@@ -6,7 +6,7 @@
 //! answer is a delay in ms (`≥ 0`) or why to give up (`-1` max attempts, `-2`
 //! deadline, `-3` budget exhausted, `-4` throttled). Budgets and throttles are
 //! their own objects so that many policies, and with `shared` every process of
-//! the host (`seawall_ffi::retry`, a region in `/dev/shm`), draw on one.
+//! the host (`seawall_host::retry`, a region in `/dev/shm`), draw on one.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -19,9 +19,9 @@ use seawall_core::{
     RetryConfig, RetryDecision, RetryGate, RetryPolicy, RetryThrottle, RetryThrottleConfig,
     SplitMix64,
 };
-use seawall_ffi::clock::monotonic_ns;
-use seawall_ffi::handle::Handle;
-use seawall_ffi::shared::{OpenOptions, Shareable};
+use seawall_host::clock::monotonic_ns;
+use seawall_host::handle::Handle;
+use seawall_host::shared::{OpenOptions, Shareable};
 
 use crate::convert::{
     config_error, count, factor, ms_to_ns, ns_to_ms, percent, region_error, round_u64,
@@ -120,7 +120,7 @@ pub fn backoff_new(config: NativeBackoffConfig) -> Result<External<Token>> {
     let backoff = Backoff::new(backoff_config(&config)?).map_err(config_error)?;
     let entry = BackoffEntry {
         backoff,
-        rng: Cell::new(SplitMix64::new(seawall_ffi::breaker::entropy())),
+        rng: Cell::new(SplitMix64::new(seawall_host::entropy::entropy())),
     };
     let handle = BACKOFFS.with(|r| r.insert(entry))?;
     Ok(External::new(Token::new(handle, free_backoff)))
@@ -367,7 +367,7 @@ pub fn retry_policy_new(
     let entry = PolicyEntry {
         policy,
         gate: RefCell::new(gate),
-        rng: Cell::new(SplitMix64::new(seawall_ffi::breaker::entropy())),
+        rng: Cell::new(SplitMix64::new(seawall_host::entropy::entropy())),
     };
     let handle = POLICIES.with(|r| r.insert(entry))?;
     Ok(External::new(Token::new(handle, free_policy)))

@@ -2,7 +2,7 @@
 //!
 //! A breaker lives in this process (the core breaker itself, a count window of up
 //! to 1 024 calls or a time window of up to 128 buckets) or in a region shared by
-//! every process of the host (`seawall_ffi::breaker::Breaker::open_shared`, whose
+//! every process of the host (`seawall_host::breaker::Breaker::open_shared`, whose
 //! permit table makes each permit single-use across processes and lets
 //! `reclaim_abandoned` give back the permits of dead workers).
 //!
@@ -21,18 +21,18 @@ use seawall_core::{
     BreakerConfig, CircuitBreaker, CountWindow, Outcome, PermitToken, Rejected, State, TimeWindow,
     WindowConfig,
 };
-use seawall_ffi::breaker::{AcquireError, Breaker as SharedBreaker, Permit as SharedPermit};
-use seawall_ffi::permits::PermitError;
-use seawall_ffi::shared::{OpenOptions, RegionError};
+use seawall_host::breaker::{AcquireError, Breaker as SharedBreaker, Permit as SharedPermit};
+use seawall_host::permits::PermitError;
+use seawall_host::shared::{OpenOptions, RegionError};
 
 use crate::classify::{Classifier, outcome_from, outcome_name};
 use crate::errors;
 use crate::time::{Clock, count, factor, ns_to_secs, opt_secs_to_ns, percent, secs_to_ns};
 
 /// Largest count window of a breaker in this process (as for a shared one).
-pub const COUNT_CAPACITY: usize = seawall_ffi::breaker::COUNT_WINDOW_CAPACITY;
+pub const COUNT_CAPACITY: usize = seawall_host::breaker::COUNT_WINDOW_CAPACITY;
 /// Largest time window (buckets) of a breaker in this process.
-pub const TIME_CAPACITY: usize = seawall_ffi::breaker::TIME_WINDOW_CAPACITY;
+pub const TIME_CAPACITY: usize = seawall_host::breaker::TIME_WINDOW_CAPACITY;
 
 enum Backend {
     Count(Box<CircuitBreaker<CountWindow<COUNT_CAPACITY>>>),
@@ -129,7 +129,7 @@ impl BreakerCore {
                 &format!(
                     "shared circuit breaker {:?}: all {} permits are outstanding (admission given back as ignored)",
                     self.name.as_deref().unwrap_or(""),
-                    seawall_ffi::permits::PERMIT_SLOTS
+                    seawall_host::permits::PERMIT_SLOTS
                 ),
             )),
         }
@@ -351,7 +351,7 @@ impl Breaker {
                 max_half_open,
             )?,
             half_open_max_wait_ns: opt_secs_to_ns(py, "half_open_max_wait", half_open_max_wait)?,
-            jitter_seed: jitter_seed.unwrap_or_else(seawall_ffi::breaker::entropy),
+            jitter_seed: jitter_seed.unwrap_or_else(seawall_host::entropy::entropy),
         };
         let backend = match shared {
             Some(region) => {

@@ -17,7 +17,7 @@
 //! woken here) or back to the pool, so no permit is ever lost.
 //!
 //! A bulkhead shared by every process of the host (`shared="name"`) is the
-//! semaphore region of seawall-ffi (`seawall_ffi::semaphore::Semaphore`): its
+//! semaphore region of seawall-ffi (`seawall_host::semaphore::Semaphore`): its
 //! permits and tickets are single-use ids in a holder table that records the
 //! owning process, so `reclaim_abandoned` can give back what a killed worker held.
 //! A release in another process cannot wake anyone here, so waiters of a shared
@@ -35,11 +35,11 @@ use seawall_core::{
     CancelOutcome, Priority, PriorityShares, RawAdmission, RejectReason, Semaphore,
     SemaphoreConfig, SemaphoreRejected, SemaphoreSnapshot, Ticket, TicketState,
 };
-use seawall_ffi::semaphore::{
+use seawall_host::semaphore::{
     AcquireError, Acquired, Permit as SharedPermit, Polled, SEMAPHORE_MAX_CONCURRENT,
     Semaphore as SharedSemaphore, Ticket as SharedTicket,
 };
-use seawall_ffi::shared::{OpenOptions, RegionError};
+use seawall_host::shared::{OpenOptions, RegionError};
 
 use crate::errors;
 use crate::time::{count, ns_to_secs, percent, secs_to_ns};
@@ -73,7 +73,7 @@ enum Store {
 enum Refused {
     Rejected(SemaphoreRejected),
     /// A shared bulkhead's holder table had no free slot (see
-    /// `seawall_ffi::semaphore::AcquireError::PermitsExhausted`); nothing is held.
+    /// `seawall_host::semaphore::AcquireError::PermitsExhausted`); nothing is held.
     Exhausted,
 }
 
@@ -306,7 +306,7 @@ impl SemCore {
                 &format!(
                     "shared bulkhead {:?}: no free slot in its holder table of {} (only scans racing many others can miss one); nothing is held, try again",
                     self.name.as_deref().unwrap_or(""),
-                    seawall_ffi::semaphore::SEMAPHORE_HOLDER_SLOTS
+                    seawall_host::semaphore::SEMAPHORE_HOLDER_SLOTS
                 ),
             )),
             Err(Refused::Rejected(r)) => {

@@ -41,7 +41,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("TIME_WINDOW_CAPACITY", breaker::TIME_CAPACITY)?;
     m.add("QUEUE_CAPACITY", bulkhead::QUEUE_CAPACITY)?;
     m.add("HEALTH_BUCKETS", deadline::HEALTH_BUCKETS)?;
-    m.add("ABI_VERSION", seawall_ffi::ABI_VERSION)?;
-    m.add("SHARED_SUPPORTED", seawall_ffi::shared::native_atomics())?;
+    m.add("REGION_LAYOUT_VERSION", seawall_host::REGION_LAYOUT_VERSION)?;
+    m.add("SHARED_SUPPORTED", seawall_host::shared::native_atomics())?;
     Ok(())
 }

@@ -13,16 +13,16 @@ use seawall_core::{
     RetryConfig, RetryDecision, RetryGate, RetryPolicy as CorePolicy, RetryThrottleConfig,
     SplitMix64, mix64,
 };
-use seawall_ffi::shared::{OpenOptions, RegionError};
+use seawall_host::shared::{OpenOptions, RegionError};
 
 use crate::errors;
 use crate::time::{Clock, count, factor, ns_to_secs, secs_to_ns};
 
-/// A budget or throttle (`seawall_ffi::handle::Handle` of the core type) in
+/// A budget or throttle (`seawall_host::handle::Handle` of the core type) in
 /// this process, or in a region shared by every process of the host; either way
 /// it derefs to the core structure.
-type BudgetStore = seawall_ffi::retry::RetryBudget;
-type ThrottleStore = seawall_ffi::retry::RetryThrottle;
+type BudgetStore = seawall_host::retry::RetryBudget;
+type ThrottleStore = seawall_host::retry::RetryThrottle;
 
 /// A region error as a Python exception: a bad value is `SeawallConfigError`
 /// naming the field; another configuration names the fields every process must
@@ -363,7 +363,7 @@ impl Backoff {
         random: Option<u64>,
     ) -> PyResult<f64> {
         let prev = secs_to_ns(py, "previous", previous)?;
-        let r = random.unwrap_or_else(seawall_ffi::breaker::entropy);
+        let r = random.unwrap_or_else(seawall_host::entropy::entropy);
         Ok(ns_to_secs(self.backoff.delay(attempt, prev, r)))
     }
 
@@ -494,7 +494,7 @@ impl RetryPolicy {
             core: Arc::new(RetryCore {
                 policy,
                 gate,
-                seed: AtomicU64::new(seed.unwrap_or_else(seawall_ffi::breaker::entropy)),
+                seed: AtomicU64::new(seed.unwrap_or_else(seawall_host::entropy::entropy)),
                 clock: Clock::new(clock),
                 tally: Tally::default(),
             }),

@@ -117,7 +117,7 @@ impl Clock {
     /// Now, in nanoseconds.
     pub fn now(&self, py: Python<'_>) -> PyResult<u64> {
         match self {
-            Self::Os => Ok(seawall_ffi::clock::monotonic_ns()),
+            Self::Os => Ok(seawall_host::clock::monotonic_ns()),
             Self::Custom(f) => {
                 let s: f64 = f.call0(py)?.extract(py)?;
                 secs_to_ns(py, "clock()", s)
@@ -140,5 +140,5 @@ impl Clock {
 #[pyfunction]
 #[must_use]
 pub fn monotonic() -> f64 {
-    ns_to_secs(seawall_ffi::clock::monotonic_ns())
+    ns_to_secs(seawall_host::clock::monotonic_ns())
 }

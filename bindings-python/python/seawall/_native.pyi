@@ -6,7 +6,7 @@ from asyncio import AbstractEventLoop, Future
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union, final
 
 __all__ = [
-    "ABI_VERSION",
+    "REGION_LAYOUT_VERSION",
     "Backoff",
     "Breaker",
     "Bulkhead",
@@ -32,7 +32,7 @@ COUNT_WINDOW_CAPACITY: int
 TIME_WINDOW_CAPACITY: int
 QUEUE_CAPACITY: int
 HEALTH_BUCKETS: int
-ABI_VERSION: int
+REGION_LAYOUT_VERSION: int
 SHARED_SUPPORTED: bool
 
 def monotonic() -> float: ...

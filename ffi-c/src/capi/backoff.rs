@@ -250,7 +250,7 @@ pub unsafe extern "C" fn seawall_backoff_check_config(
 /// Always safe to call, from any thread.
 #[unsafe(no_mangle)]
 pub extern "C" fn seawall_random_seed() -> u64 {
-    guard_value(0, crate::breaker::entropy)
+    guard_value(0, seawall_host::entropy::entropy)
 }
 
 /// The state of a new retry loop (no retry yet) whose jitter draws from `seed`:

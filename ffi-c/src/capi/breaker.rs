@@ -13,8 +13,9 @@ use super::common::SEAWALL_NONE;
 use super::{
     Failure, arg, guard, guard_value, mem_arg, name_arg, out, put, seawall_status, shared_options,
 };
-use crate::breaker::{AcquireError, Breaker, Metrics, Permit, entropy};
-use crate::permits::{PERMIT_SLOTS, PermitError};
+use seawall_host::breaker::{AcquireError, Breaker, Metrics, Permit};
+use seawall_host::entropy::entropy;
+use seawall_host::permits::{PERMIT_SLOTS, PermitError};
 
 /// A window kind: `SEAWALL_WINDOW_COUNT` or `SEAWALL_WINDOW_TIME`.
 #[allow(non_camel_case_types, reason = "C type name")]
@@ -892,8 +893,8 @@ mod tests {
 
     #[test]
     fn c_limits_mirror_the_rust_constants() {
-        use crate::breaker::{COUNT_WINDOW_CAPACITY, TIME_WINDOW_CAPACITY};
-        use crate::shared::MAX_NAME_LEN;
+        use seawall_host::breaker::{COUNT_WINDOW_CAPACITY, TIME_WINDOW_CAPACITY};
+        use seawall_host::shared::MAX_NAME_LEN;
         assert_eq!(SEAWALL_COUNT_WINDOW_MAX as usize, COUNT_WINDOW_CAPACITY);
         assert_eq!(
             SEAWALL_TIME_WINDOW_MAX_BUCKETS as usize,

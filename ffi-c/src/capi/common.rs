@@ -3,17 +3,12 @@
 use std::ffi::c_char;
 
 use super::{Failure, guard, guard_value, last_error_ptr, seawall_status};
-use crate::ABI_VERSION;
+const ABI_VERSION: u32 = SEAWALL_ABI_VERSION;
 
 /// Version of the ABI this header describes. Compare it with
 /// `seawall_abi_version()` (or call `seawall_abi_check(SEAWALL_ABI_VERSION)`) at
 /// start-up: the library and the header a program was compiled with must agree.
 pub const SEAWALL_ABI_VERSION: u32 = 1;
-/// cbindgen:ignore
-///
-/// The library version, as a string (`SEAWALL_VERSION` in the header comes from
-/// `cbindgen.toml`; a test checks the two agree).
-pub const SEAWALL_VERSION: &str = "0.1.0";
 /// Major version.
 pub const SEAWALL_VERSION_MAJOR: u32 = 0;
 /// Minor version.
@@ -75,7 +70,7 @@ pub extern "C" fn seawall_abi_check(header_abi_version: u32) -> seawall_status {
 /// Always safe to call, from any thread.
 #[unsafe(no_mangle)]
 pub extern "C" fn seawall_now_ns() -> u64 {
-    guard_value(0, crate::clock::monotonic_ns)
+    guard_value(0, seawall_host::clock::monotonic_ns)
 }
 
 /// Whether this machine can share structures between processes (native lock-free
@@ -86,7 +81,7 @@ pub extern "C" fn seawall_now_ns() -> u64 {
 /// Always safe to call, from any thread.
 #[unsafe(no_mangle)]
 pub extern "C" fn seawall_shared_supported() -> bool {
-    guard_value(false, crate::shared::native_atomics)
+    guard_value(false, seawall_host::shared::native_atomics)
 }
 
 /// Why the last call on this thread failed: a NUL-terminated message ("" if none
@@ -121,6 +116,10 @@ pub extern "C" fn seawall_status_name(status: i32) -> *const c_char {
 mod tests {
     use super::*;
     use std::ffi::CStr;
+
+    /// `SEAWALL_VERSION` as the header defines it: cbindgen cannot print a string
+    /// constant, so it comes from `cbindgen.toml`, checked here.
+    const SEAWALL_VERSION: &str = "0.1.0";
 
     #[test]
     fn version_constants_agree_with_the_crate() {

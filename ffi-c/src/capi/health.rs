@@ -14,7 +14,7 @@ use super::{
     Failure, arg, construct, destroy, guard, guard_value, mem_arg, name_arg, out, put,
     seawall_status, shared_options,
 };
-use crate::health::Health;
+use seawall_host::health::Health;
 
 // A literal so that cbindgen can print it; a test checks it against Rust.
 /// Most buckets (`buckets`) of a health window.
@@ -434,7 +434,7 @@ mod tests {
     fn c_limits_and_defaults() {
         assert_eq!(
             SEAWALL_HEALTH_MAX_BUCKETS as usize,
-            crate::health::HEALTH_MAX_BUCKETS
+            seawall_host::health::HEALTH_MAX_BUCKETS
         );
         let c = seawall_health_config_default();
         // DESIGN §7 (seed rule): 10 × 1 s; 10 % / 2 s degraded, 50 % / 5 s unhealthy.

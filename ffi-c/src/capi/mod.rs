@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use seawall_core::ConfigError;
 
-use crate::shared::{OpenOptions, RegionError};
+use seawall_host::shared::{OpenOptions, RegionError};
 
 /// What every fallible function returns. The values are part of the ABI: they
 /// never change and are never reused; new codes are appended.
@@ -185,7 +185,7 @@ impl From<RegionError> for Failure {
             RegionError::NotLockFree => S::NotLockFree,
             RegionError::Misaligned { .. } | RegionError::TooSmall { .. } => S::BadRegion,
             RegionError::NotARegion(_) => S::NotARegion,
-            RegionError::AbiMismatch(_) => S::AbiMismatch,
+            RegionError::VersionMismatch(_) => S::AbiMismatch,
             RegionError::LayoutMismatch { .. } | RegionError::ConfigMismatch { .. } => {
                 S::ConfigMismatch
             }

@@ -9,7 +9,7 @@ use super::{
     Failure, arg, construct, destroy, guard, mem_arg, name_arg, out, put, seawall_status,
     shared_options,
 };
-use crate::retry::RetryBudget;
+use seawall_host::retry::RetryBudget;
 
 /// Retry budget configuration (DESIGN §4, Finagle `RetryBudget`). Start from
 /// `seawall_retry_budget_config_default()`.

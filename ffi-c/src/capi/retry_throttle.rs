@@ -10,7 +10,7 @@ use super::{
     Failure, arg, construct, destroy, guard, mem_arg, name_arg, out, put, seawall_status,
     shared_options,
 };
-use crate::retry::RetryThrottle;
+use seawall_host::retry::RetryThrottle;
 
 /// Retry throttle configuration in milli-tokens (gRPC A6 `maxTokens` and
 /// `tokenRatio` times 1000, the ratio truncated to 3 decimals). Start from

@@ -12,8 +12,8 @@ use super::{
     Failure, arg, construct, destroy, guard, guard_value, mem_arg, name_arg, out, put, put_opt,
     seawall_status, shared_options,
 };
-use crate::holders::HolderError;
-use crate::semaphore::{
+use seawall_host::holders::HolderError;
+use seawall_host::semaphore::{
     AcquireError, Acquired, Cancelled, Permit, Polled, Semaphore, Ticket, WaitError,
 };
 
@@ -745,7 +745,7 @@ pub extern "C" fn seawall_priority_name(priority: seawall_priority) -> *const c_
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::semaphore::{SEMAPHORE_MAX_CONCURRENT, SEMAPHORE_MAX_QUEUE};
+    use seawall_host::semaphore::{SEMAPHORE_MAX_CONCURRENT, SEMAPHORE_MAX_QUEUE};
 
     #[test]
     fn c_limits_mirror_the_rust_constants() {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# loom models of seawall-ffi's own atomic protocols — the breaker's permit table
+# loom models of seawall-host's own atomic protocols — the breaker's permit table
 # (tests/loom_permits.rs) and the semaphore's holder table next to the core
 # semaphore (tests/loom_holders.rs) — then each deliberately broken variant
 # (`--cfg seawall_mutant="…"`) must make its model fail. Exits 1 on a failing
@@ -10,7 +10,7 @@ export LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-2}"
 LOOM_FLAGS="--cfg loom"
 
 RUSTFLAGS="$LOOM_FLAGS" CARGO_TARGET_DIR=target/loom \
-  cargo test -q --release --locked -p seawall-ffi --test loom_permits --test loom_holders || exit 1
+  cargo test -q --release --locked -p seawall-host --test loom_permits --test loom_holders || exit 1
 
 # mutant, test file, the model that must catch it
 triples=(
@@ -26,9 +26,9 @@ survived=0
 for triple in "${triples[@]}"; do
   set -- $triple
   mutant=$1 file=$2 test=$3
-  log=/tmp/seawall-ffi-mutant-$mutant.log
+  log=/tmp/seawall-host-mutant-$mutant.log
   if RUSTFLAGS="$LOOM_FLAGS --cfg seawall_mutant=\"$mutant\"" CARGO_TARGET_DIR=target/loom-mutant \
-     cargo test -q --release --locked -p seawall-ffi --test "$file" -- --exact "$test" >"$log" 2>&1; then
+     cargo test -q --release --locked -p seawall-host --test "$file" -- --exact "$test" >"$log" 2>&1; then
     echo "SURVIVED $mutant: $test passed on the broken variant"
     survived=1
   elif ! grep -q "panicked at" "$log"; then

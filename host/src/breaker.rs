@@ -16,6 +16,7 @@ use seawall_core::{
     Rejected, SlidingWindow, State, TimeWindow, WindowConfig,
 };
 
+use crate::entropy::entropy;
 use crate::permits::{PermitError, PermitTable};
 use crate::shared::fingerprint::{fingerprint, opt};
 use crate::shared::{self, OpenOptions, RegionError, Shareable, SharedRegion};
@@ -123,20 +124,6 @@ macro_rules! shareable_breaker {
 
 shareable_breaker!(CountCell, 0x0101, "count-window circuit breaker");
 shareable_breaker!(TimeCell, 0x0102, "time-window circuit breaker");
-
-/// Random bits from the OS (for permit salts and jitter seeds); if the OS has none
-/// to give, a mix of the clock, the process id and an address.
-#[must_use]
-pub fn entropy() -> u64 {
-    getrandom::u64().unwrap_or_else(|_| {
-        let local = 0u8;
-        seawall_core::mix64(
-            crate::clock::monotonic_ns()
-                ^ (u64::from(std::process::id()) << 32)
-                ^ core::ptr::from_ref(&local) as u64,
-        )
-    })
-}
 
 /// Where a cell lives.
 enum Storage<T: Shareable> {

@@ -9,8 +9,8 @@
 //!
 //! ```no_run
 //! use std::time::Duration;
-//! use seawall::semaphore::{Acquired, Polled, Semaphore};
-//! use seawall::shared::OpenOptions;
+//! use seawall_host::semaphore::{Acquired, Polled, Semaphore};
+//! use seawall_host::shared::OpenOptions;
 //! use seawall_core::{Priority, SemaphoreConfig};
 //!
 //! let cfg = SemaphoreConfig { max_concurrent: 8, max_queue: 32, ..SemaphoreConfig::DEFAULT };
@@ -28,7 +28,7 @@
 //! if let Ok(permit) = sem.acquire_timeout(Priority::High, Some(Duration::from_millis(50))) {
 //!     sem.release(permit).unwrap();
 //! }
-//! # Ok::<(), seawall::shared::RegionError>(())
+//! # Ok::<(), seawall_host::shared::RegionError>(())
 //! ```
 
 pub mod cell;
@@ -48,7 +48,7 @@ mod local {
     use seawall_core::{ConfigError, Priority, SemaphoreConfig, SemaphoreRejected};
 
     use super::cell::{AcquireError, Acquired, Cancelled, Permit, Polled, SemaphoreCell, Ticket};
-    use crate::breaker::entropy;
+    use crate::entropy::entropy;
     use crate::handle::Handle;
     use crate::shared::fingerprint::fingerprint;
     use crate::shared::{OpenOptions, RegionError, Shareable};

@@ -3,17 +3,19 @@
 //! worked out by hand, one structure seen through every handle, single-use
 //! permits and tickets, and a threaded stress of the semaphore's protocol.
 
+// The loom build compiles only the table models (tests/loom_*.rs).
+#![cfg(not(loom))]
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use seawall::health::{Health, HealthWindow};
-use seawall::holders::HolderError;
-use seawall::retry::{RetryBudget, RetryThrottle};
-use seawall::semaphore::{Acquired, Cancelled, Polled, Semaphore, Snapshot, WaitError};
-use seawall::shared::{OpenOptions, RegionError, SharedRegion};
 use seawall_core::{
     HealthConfig, Priority, RetryBudgetConfig, RetryThrottleConfig, SemaphoreConfig,
 };
+use seawall_host::health::{Health, HealthWindow};
+use seawall_host::holders::HolderError;
+use seawall_host::retry::{RetryBudget, RetryThrottle};
+use seawall_host::semaphore::{Acquired, Cancelled, Polled, Semaphore, Snapshot, WaitError};
+use seawall_host::shared::{OpenOptions, RegionError, SharedRegion};
 
 fn quick() -> OpenOptions {
     OpenOptions {
@@ -300,5 +302,5 @@ fn every_handle_is_send_and_sync() {
     send_sync::<RetryBudget>();
     send_sync::<RetryThrottle>();
     send_sync::<Health>();
-    send_sync::<seawall::breaker::Breaker>();
+    send_sync::<seawall_host::breaker::Breaker>();
 }

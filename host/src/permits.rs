@@ -22,7 +22,7 @@
 //! store of its owner, a release is one CAS.
 //!
 //! # Permits of processes that died
-//! A process killed while it holds permits (a worker SIGKILLed on a timeout) would
+//! A process killed while it holds permits (a worker killed by SIGKILL on a timeout) would
 //! leave their slots held for ever, and a half-open probe among them would hold
 //! the probe slot. So each slot has an owner word, `generation (10 low bits) | pid
 //! (22 bits)`, stored by the claimer right after its CAS. [`PermitTable::reclaim`]
@@ -36,11 +36,8 @@
 use core::mem::MaybeUninit;
 use core::sync::atomic::Ordering;
 
+use crate::sync::{AtomicU32, AtomicU64};
 use crossbeam_utils::CachePadded;
-#[cfg(loom)]
-use loom::sync::atomic::{AtomicU32, AtomicU64};
-#[cfg(not(loom))]
-use portable_atomic::{AtomicU32, AtomicU64};
 
 /// Permits that may be outstanding (admitted, not yet recorded) at once on one
 /// breaker, over all threads and processes sharing it.

@@ -5,15 +5,15 @@
 //! `holder_role_takes_a_permit_and_waits_to_be_killed` (an ignored test that
 //! does nothing unless the parent names the region in its environment).
 
-#![cfg(target_os = "linux")]
+#![cfg(all(target_os = "linux", not(loom)))]
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use seawall::semaphore::Semaphore;
-use seawall::shared::OpenOptions;
 use seawall_core::{Priority, SemaphoreConfig};
+use seawall_host::semaphore::Semaphore;
+use seawall_host::shared::OpenOptions;
 
 const REGION_ENV: &str = "SEAWALL_TEST_HOLDER_REGION";
 /// What the holder prints once it holds its permit (libtest may put its own

@@ -1,14 +1,14 @@
 //! loom models of the permit table (`src/permits.rs`): every interleaving of two or
 //! three threads on a table of one or two slots. Run with
 //! `RUSTFLAGS="--cfg loom" cargo test --release -p seawall-ffi --test loom_permits`
-//! (`scripts/loom-ffi.sh`, which also checks each model fails on its mutant).
+//! (`scripts/loom-host.sh`, which also checks each model fails on its mutant).
 #![cfg(loom)]
 
 use std::mem::MaybeUninit;
 
 use loom::sync::Arc;
 use loom::thread;
-use seawall::permits::{PermitError, PermitTable, set_claiming_pid};
+use seawall_host::permits::{PermitError, PermitTable, set_claiming_pid};
 
 fn table<const N: usize>() -> Arc<PermitTable<N>> {
     set_claiming_pid(1);

@@ -28,11 +28,8 @@
 use core::mem::MaybeUninit;
 use core::sync::atomic::Ordering;
 
+use crate::sync::{AtomicU32, AtomicU64};
 use crossbeam_utils::CachePadded;
-#[cfg(loom)]
-use loom::sync::atomic::{AtomicU32, AtomicU64};
-#[cfg(not(loom))]
-use portable_atomic::{AtomicU32, AtomicU64};
 
 use crate::permits::{PID_BITS, PID_MASK, cursor, owner_word, pid};
 

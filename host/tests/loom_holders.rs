@@ -2,17 +2,17 @@
 //! `src/semaphore/cell.rs`): a core semaphore of one permit and one queue slot
 //! next to a holder table of two slots, every interleaving of two threads. Run with
 //! `RUSTFLAGS="--cfg loom" cargo test --release -p seawall-ffi --test loom_holders`
-//! (`scripts/loom-ffi.sh`, which also checks each model fails on its mutant).
+//! (`scripts/loom-host.sh`, which also checks each model fails on its mutant).
 #![cfg(loom)]
 
 use std::mem::MaybeUninit;
 
 use loom::sync::Arc;
 use loom::thread;
-use seawall::holders::{HolderError, HolderTable};
-use seawall::permits::set_claiming_pid;
-use seawall::semaphore::{Acquired, Cancelled, Polled, SemaphoreCell};
 use seawall_core::{Priority, SemaphoreConfig};
+use seawall_host::holders::{HolderError, HolderTable};
+use seawall_host::permits::set_claiming_pid;
+use seawall_host::semaphore::{Acquired, Cancelled, Polled, SemaphoreCell};
 
 type Cell = SemaphoreCell<1, 2>;
 

@@ -1,6 +1,8 @@
 //! Shared regions through the Rust API the bindings use: the creation race, the
 //! checks on attach, caller memory, and that attaching changes nothing.
 
+// The loom build compiles only the table models (tests/loom_*.rs).
+#![cfg(not(loom))]
 use std::alloc::{Layout, alloc_zeroed, dealloc};
 use std::fs;
 use std::path::PathBuf;
@@ -9,9 +11,9 @@ use std::sync::Barrier;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use seawall::breaker::{AcquireError, Breaker, CountCell, TimeCell};
-use seawall::shared::{OpenOptions, RegionError, SharedRegion};
 use seawall_core::{BreakerConfig, Outcome, State, WindowConfig};
+use seawall_host::breaker::{AcquireError, Breaker, CountCell, TimeCell};
+use seawall_host::shared::{OpenOptions, RegionError, SharedRegion};
 
 fn count_config(size: u32) -> BreakerConfig {
     BreakerConfig {
@@ -193,9 +195,9 @@ fn abi_magic_and_checksum_are_checked_on_attach() {
     // creator pid at 56.
     let t = TempRegion::new("abi");
     drop(SharedRegion::<CountCell>::open_path(&t.0, &cfg, &quick()).unwrap());
-    patch_u32(&t.0, 12, seawall::ABI_VERSION + 1);
+    patch_u32(&t.0, 12, seawall_host::REGION_LAYOUT_VERSION + 1);
     let e = SharedRegion::<CountCell>::open_path(&t.0, &cfg, &quick()).unwrap_err();
-    assert!(matches!(e, RegionError::AbiMismatch(_)), "{e}");
+    assert!(matches!(e, RegionError::VersionMismatch(_)), "{e}");
     assert!(e.to_string().contains("ABI version 2"), "{e}");
 
     let t = TempRegion::new("magic");

@@ -57,7 +57,7 @@ use std::time::{Duration, Instant};
 use seawall_core::ConfigError;
 
 use self::header::{Fields, Header, MAGIC};
-use crate::ABI_VERSION;
+use crate::REGION_LAYOUT_VERSION;
 
 /// A core structure that can live in memory shared by processes.
 ///
@@ -130,9 +130,10 @@ impl Default for OpenOptions {
     }
 }
 
-/// Why a region could not be opened, created or attached.
+/// Why a region could not be opened, created or attached. Exhaustive on purpose:
+/// each binding maps every variant to its own error (a C status, a Python
+/// exception, a Node code), and a new variant must be placed in each.
 #[derive(Debug)]
-#[non_exhaustive]
 pub enum RegionError {
     /// The configuration is invalid (nothing was created).
     Config(ConfigError),
@@ -163,9 +164,9 @@ pub enum RegionError {
     },
     /// No initialised seawall region there (bad magic or checksum, never published).
     NotARegion(String),
-    /// Made by a seawall with another ABI version, or a layout this build does not
+    /// Made by a seawall with another region layout version, or a layout this build does not
     /// share.
-    AbiMismatch(String),
+    VersionMismatch(String),
     /// It holds another kind of structure (e.g. a count-window breaker where a
     /// time-window one was asked for).
     LayoutMismatch {
@@ -210,7 +211,7 @@ impl fmt::Display for RegionError {
                 write!(f, "region memory is {len} bytes, needs at least {need}")
             }
             Self::NotARegion(why) => write!(f, "no initialised seawall region: {why}"),
-            Self::AbiMismatch(why) => write!(f, "ABI mismatch: {why}"),
+            Self::VersionMismatch(why) => write!(f, "region layout version mismatch: {why}"),
             Self::LayoutMismatch { found, expected } => write!(
                 f,
                 "region holds structure layout {found:#06x}, not a {expected}"
@@ -593,7 +594,7 @@ impl<T: Shareable> SharedRegion<T> {
     fn fields(fingerprint: u64) -> Fields {
         Fields {
             magic: MAGIC,
-            abi_version: ABI_VERSION,
+            layout_version: REGION_LAYOUT_VERSION,
             layout_id: T::LAYOUT_ID,
             header_size: size_of::<Header>() as u32,
             value_offset: Self::VALUE_OFFSET as u64,
@@ -620,10 +621,10 @@ impl<T: Shareable> SharedRegion<T> {
         if found.magic != MAGIC {
             return Err(RegionError::NotARegion("bad magic".into()));
         }
-        if found.abi_version != ABI_VERSION {
-            return Err(RegionError::AbiMismatch(format!(
-                "region made by seawall ABI version {}, this library is ABI version {ABI_VERSION}",
-                found.abi_version
+        if found.layout_version != REGION_LAYOUT_VERSION {
+            return Err(RegionError::VersionMismatch(format!(
+                "region laid out by seawall region layout version {}, this library reads version {REGION_LAYOUT_VERSION}",
+                found.layout_version
             )));
         }
         if checksum != found.checksum() {
@@ -647,7 +648,7 @@ impl<T: Shareable> SharedRegion<T> {
             want.value_size,
             want.value_align,
         ) {
-            return Err(RegionError::AbiMismatch(format!(
+            return Err(RegionError::VersionMismatch(format!(
                 "{} laid out as {} bytes at offset {} (align {}), this build expects {} at {} (align {})",
                 T::DESCRIPTION,
                 found.value_size,

@@ -3,11 +3,11 @@
 //! buckets, in this process or shared by every process of the host.
 //!
 //! ```no_run
-//! use seawall::health::Health;
+//! use seawall_host::health::Health;
 //! use seawall_core::HealthConfig;
 //!
 //! let health = Health::new(&HealthConfig::DEFAULT)?;
-//! let now = seawall::clock::monotonic_ns();
+//! let now = seawall_host::clock::monotonic_ns();
 //! health.record(3_000_000, false, now); // a call of 3 ms that succeeded
 //! let s = health.snapshot(now);
 //! assert_eq!(s.calls, 1);

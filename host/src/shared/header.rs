@@ -1,5 +1,5 @@
-//! The header in front of every shared structure: what is there, which ABI and
-//! layout built it, which configuration it holds, and whether it is ready.
+//! The header in front of every shared structure: what is there, which region
+//! layout version built it, which configuration it holds, and whether it is ready.
 //!
 //! Byte layout (little-endian, 128 bytes, the structure follows at `value_offset`):
 //!
@@ -7,7 +7,7 @@
 //! |---|---|---|
 //! | 0 | 8 | `magic`: the bytes `seawall\0` |
 //! | 8 | 4 | `state`: 0 while the creator builds the structure, [`READY`] after |
-//! | 12 | 4 | `abi_version`: [`ABI_VERSION`](crate::ABI_VERSION) of the creator |
+//! | 12 | 4 | `layout_version`: [`REGION_LAYOUT_VERSION`](crate::REGION_LAYOUT_VERSION) of the creator |
 //! | 16 | 4 | `layout_id`: which structure ([`Shareable::LAYOUT_ID`](super::Shareable::LAYOUT_ID)) |
 //! | 20 | 4 | `header_size`: 128 |
 //! | 24 | 8 | `value_offset` |
@@ -42,7 +42,7 @@ pub const MAGIC: u64 = u64::from_le_bytes(*b"seawall\0");
 pub struct Header {
     pub(crate) magic: AtomicU64,
     pub(crate) state: AtomicU32,
-    pub(crate) abi_version: AtomicU32,
+    pub(crate) layout_version: AtomicU32,
     pub(crate) layout_id: AtomicU32,
     pub(crate) header_size: AtomicU32,
     pub(crate) value_offset: AtomicU64,
@@ -60,7 +60,7 @@ pub struct Fields {
     /// `MAGIC` in a valid region.
     pub magic: u64,
     /// ABI version of the creator.
-    pub abi_version: u32,
+    pub layout_version: u32,
     /// Which structure follows.
     pub layout_id: u32,
     /// Size of the header (128).
@@ -83,7 +83,7 @@ impl Fields {
     pub fn checksum(&self) -> u64 {
         fingerprint(&[
             self.magic,
-            u64::from(self.abi_version),
+            u64::from(self.layout_version),
             u64::from(self.layout_id),
             u64::from(self.header_size),
             self.value_offset,
@@ -101,7 +101,7 @@ impl Header {
         Self {
             magic: AtomicU64::new(0),
             state: AtomicU32::new(0),
-            abi_version: AtomicU32::new(0),
+            layout_version: AtomicU32::new(0),
             layout_id: AtomicU32::new(0),
             header_size: AtomicU32::new(0),
             value_offset: AtomicU64::new(0),
@@ -124,7 +124,7 @@ impl Header {
     pub(crate) fn publish(&self, f: &Fields) {
         let r = Ordering::Relaxed;
         self.magic.store(f.magic, r);
-        self.abi_version.store(f.abi_version, r);
+        self.layout_version.store(f.layout_version, r);
         self.layout_id.store(f.layout_id, r);
         self.header_size.store(f.header_size, r);
         self.value_offset.store(f.value_offset, r);
@@ -142,7 +142,7 @@ impl Header {
         let r = Ordering::Relaxed;
         let f = Fields {
             magic: self.magic.load(r),
-            abi_version: self.abi_version.load(r),
+            layout_version: self.layout_version.load(r),
             layout_id: self.layout_id.load(r),
             header_size: self.header_size.load(r),
             value_offset: self.value_offset.load(r),
@@ -165,7 +165,7 @@ mod tests {
         assert_eq!(size_of::<Header>(), 128);
         assert_eq!(offset_of!(Header, magic), 0);
         assert_eq!(offset_of!(Header, state), 8);
-        assert_eq!(offset_of!(Header, abi_version), 12);
+        assert_eq!(offset_of!(Header, layout_version), 12);
         assert_eq!(offset_of!(Header, layout_id), 16);
         assert_eq!(offset_of!(Header, header_size), 20);
         assert_eq!(offset_of!(Header, value_offset), 24);

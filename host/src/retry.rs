@@ -4,15 +4,15 @@
 //! every process of the host (one budget for all workers of a service).
 //!
 //! ```no_run
-//! use seawall::retry::RetryBudget;
-//! use seawall::shared::OpenOptions;
+//! use seawall_host::retry::RetryBudget;
+//! use seawall_host::shared::OpenOptions;
 //! use seawall_core::RetryBudgetConfig;
 //!
 //! let budget = RetryBudget::open_shared("payments", &RetryBudgetConfig::DEFAULT, &OpenOptions::default())?;
-//! let now = seawall::clock::monotonic_ns();
+//! let now = seawall_host::clock::monotonic_ns();
 //! budget.deposit(now); // an original request
 //! if budget.try_withdraw(now) { /* retry */ }
-//! # Ok::<(), seawall::shared::RegionError>(())
+//! # Ok::<(), seawall_host::shared::RegionError>(())
 //! ```
 //!
 //! Backoff and the retry decision are plain data ([`seawall_core::Backoff`],

@@ -1,0 +1,52 @@
+//! # seawall-host
+//!
+//! The layer between the `no_std` core (`seawall-core`) and the languages: each
+//! primitive as **one handle type** that lives in this process or in a region
+//! shared by every process of the host, used the same way. The C ABI
+//! (`seawall-ffi`) and the Python and Node bindings are thin glue over it.
+//!
+//! * [`breaker::Breaker`]: the circuit breaker, window kind chosen at run time,
+//!   single-use permits ([`permits`]).
+//! * [`semaphore::Semaphore`]: the bulkhead, single-use permits and queue tickets
+//!   ([`holders`]).
+//! * [`retry::RetryBudget`], [`retry::RetryThrottle`], [`health::Health`]: core
+//!   structures in a [`handle::Handle`].
+//! * [`shared`]: a core structure in `/dev/shm/seawall-<family>-<name>` or in
+//!   memory the caller brings, with the header, init race and checks of DESIGN §8.
+//! * [`units`]: seconds / milliseconds ↔ ns and percent ↔ ppm, one rounding rule
+//!   for every binding and the conformance runner.
+//! * [`clock`], [`entropy`]: the OS monotonic clock and OS randomness.
+//!
+//! `unsafe` lives only where a region is mapped and read (an OS edge); each block
+//! says why it is sound.
+
+// Under `--cfg loom` only the permit table, the holder table and the semaphore
+// cell are built: their loom models (`tests/loom_permits.rs`,
+// `tests/loom_holders.rs`) are all that build is for.
+
+#[cfg(not(loom))]
+pub mod breaker;
+#[cfg(not(loom))]
+pub mod clock;
+#[cfg(not(loom))]
+pub mod entropy;
+#[cfg(not(loom))]
+pub mod handle;
+#[cfg(not(loom))]
+pub mod health;
+pub mod holders;
+pub mod permits;
+#[cfg(not(loom))]
+pub mod retry;
+pub mod semaphore;
+#[cfg(not(loom))]
+pub mod shared;
+mod sync;
+#[cfg(not(loom))]
+pub mod units;
+
+/// The version of the byte layout of shared regions: bumped whenever the header,
+/// a shared structure or its configuration fingerprint changes, so that processes
+/// running different builds never read each other's regions. Stored in every
+/// region's header. Independent of the C ABI's `SEAWALL_ABI_VERSION`.
+pub const REGION_LAYOUT_VERSION: u32 = 1;
