@@ -189,16 +189,16 @@ fn patch_u32(path: &std::path::Path, offset: usize, value: u32) {
 }
 
 #[test]
-fn abi_magic_and_checksum_are_checked_on_attach() {
+fn layout_version_magic_and_checksum_are_checked_on_attach() {
     let cfg = count_config(4);
-    // The documented header layout: magic at 0, state at 8, abi at 12, layout at 16,
+    // The documented header layout: magic at 0, state at 8, layout version at 12, layout at 16,
     // creator pid at 56.
     let t = TempRegion::new("abi");
     drop(SharedRegion::<CountCell>::open_path(&t.0, &cfg, &quick()).unwrap());
     patch_u32(&t.0, 12, seawall_host::REGION_LAYOUT_VERSION + 1);
     let e = SharedRegion::<CountCell>::open_path(&t.0, &cfg, &quick()).unwrap_err();
     assert!(matches!(e, RegionError::VersionMismatch(_)), "{e}");
-    assert!(e.to_string().contains("ABI version 2"), "{e}");
+    assert!(e.to_string().contains("region layout version 2"), "{e}");
 
     let t = TempRegion::new("magic");
     drop(SharedRegion::<CountCell>::open_path(&t.0, &cfg, &quick()).unwrap());
