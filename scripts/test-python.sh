@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Python package's tests (issue 6), run by scripts/test.sh:
+# The Python package's tests, run by scripts/test.sh:
 #   a fresh venv (target/python-venv), the pinned tools of
 #   bindings-python/requirements-test.txt, one `pip install` of the package
 #   (release build, sharing target/ with the rest of the workspace), then the

@@ -1,4 +1,4 @@
-//! Shared pieces of the benchmark harness (issue 8); the benchmarks themselves
+//! Shared pieces of the benchmark harness; the benchmarks themselves
 //! live in `benches/` and `benches/run` runs them and prints the tables.
 //!
 //! * [`CountingAlloc`]: a global allocator that counts, per thread, the

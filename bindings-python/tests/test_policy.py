@@ -242,7 +242,7 @@ def test_timeout_does_not_mistake_the_callers_cancel():
     asyncio.run(main())
 
 
-# -- one Timeout / Deadline object entered many times (finding 06) ----------------
+# -- one Timeout / Deadline object entered many times -----------------------------
 
 
 def test_one_timeout_object_times_out_each_concurrent_task_on_its_own():

@@ -97,7 +97,7 @@ def test_a_shared_bulkheads_gauges_count_every_holder():
         seawall.Bulkhead.unlink_shared(region)
 
 
-# -- one name, several live objects (finding 12) ---------------------------------
+# -- one name, several live objects ---------------------------------------------
 
 
 def test_two_breakers_with_one_name_are_one_set_of_series():

@@ -43,7 +43,7 @@ fn assert_idle(c: &Cell) {
 /// Two racing releases of one permit: exactly one succeeds, and the core gives
 /// exactly one permit back.
 #[test]
-fn a_semaphore_permit_is_released_exactly_once() {
+fn semaphore_permit_is_released_exactly_once() {
     loom::model(|| {
         let c = cell();
         let p = c.try_acquire(Priority::Normal).unwrap();
@@ -65,7 +65,7 @@ fn a_semaphore_permit_is_released_exactly_once() {
 /// ticket ends exactly once — granted to the poller, or cancelled by one of the
 /// two — and no permit or slot is left.
 #[test]
-fn a_ticket_is_granted_or_cancelled_never_both() {
+fn ticket_is_granted_or_cancelled_never_both() {
     loom::model(|| {
         let c = cell();
         let p = c.try_acquire(Priority::Normal).unwrap();
@@ -109,7 +109,7 @@ fn a_ticket_is_granted_or_cancelled_never_both() {
 /// The owner's release racing a reclaim that believes the owner dead: exactly
 /// one frees the slot, and the core gives the permit back once.
 #[test]
-fn a_reclaim_and_a_release_free_a_holder_once() {
+fn reclaim_and_a_release_free_a_holder_once() {
     loom::model(|| {
         let c = cell();
         set_claiming_pid(DEAD);
@@ -131,7 +131,7 @@ fn a_reclaim_and_a_release_free_a_holder_once() {
 /// A dead waiter's ticket is reclaimed while a live holder's release hands it the
 /// permit: the permit is passed on (or never reaches it), nothing leaks.
 #[test]
-fn a_dead_waiter_is_reclaimed_while_a_release_grants_it() {
+fn dead_waiter_is_reclaimed_while_a_release_grants_it() {
     loom::model(|| {
         let c = cell();
         let p = c.try_acquire(Priority::Normal).unwrap();
@@ -150,7 +150,7 @@ fn a_dead_waiter_is_reclaimed_while_a_release_grants_it() {
 /// A reclaim racing a new claim of a free slot never trusts the owner word the
 /// slot's previous holder (a dead process) left for the new claim.
 #[test]
-fn a_holder_reclaim_never_takes_a_claim_in_progress() {
+fn holder_reclaim_never_takes_a_claim_in_progress() {
     loom::model(|| {
         set_claiming_pid(DEAD);
         let mut slot = MaybeUninit::uninit();

@@ -20,7 +20,7 @@ fn table<const N: usize>() -> Arc<PermitTable<N>> {
 
 /// Two racing uses of one permit: exactly one succeeds, the other is refused.
 #[test]
-fn a_permit_is_used_exactly_once() {
+fn permit_is_used_exactly_once() {
     loom::model(|| {
         let t = table::<2>();
         let id = t.claim(7).unwrap();
@@ -39,7 +39,7 @@ fn a_permit_is_used_exactly_once() {
 
 /// Two claimers of a one-slot table: at most one gets it.
 #[test]
-fn a_slot_goes_to_one_claimer() {
+fn slot_goes_to_one_claimer() {
     loom::model(|| {
         let t = table::<1>();
         let t2 = Arc::clone(&t);
@@ -60,7 +60,7 @@ fn a_slot_goes_to_one_claimer() {
 /// A permit used while its slot is reclaimed: the old permit works at most once,
 /// never on the new claimer's slot, and the new permit still works once.
 #[test]
-fn a_reclaimed_slot_refuses_the_old_permit() {
+fn reclaimed_slot_refuses_the_old_permit() {
     loom::model(|| {
         let t = table::<1>();
         let old = t.claim(1).unwrap();
@@ -88,7 +88,7 @@ fn a_reclaimed_slot_refuses_the_old_permit() {
 /// The owner's own use racing a reclaim (the owner declared dead): exactly one
 /// frees the slot, and the permit is gone either way.
 #[test]
-fn a_reclaim_and_a_use_free_a_slot_once() {
+fn reclaim_and_a_use_free_a_slot_once() {
     loom::model(|| {
         let t = table::<1>();
         let id = t.claim(3).unwrap();
@@ -108,7 +108,7 @@ fn a_reclaim_and_a_use_free_a_slot_once() {
 /// A reclaim racing a new claim of a free slot never trusts the owner word the
 /// slot's previous holder left (here: a dead process) for the new claim.
 #[test]
-fn a_reclaim_never_takes_a_claim_in_progress() {
+fn reclaim_never_takes_a_claim_in_progress() {
     const DEAD: u32 = 999;
     const LIVE: u32 = 1;
     loom::model(|| {

@@ -1,4 +1,4 @@
-//! loom models of the circuit breaker's CAS protocols (issue 2, models a–c, e, f).
+//! loom models of the circuit breaker's CAS protocols.
 //! Each model states its invariant and asserts it in every interleaving loom
 //! explores. `scripts/loom-mutants.sh` rebuilds the core with each
 //! `--cfg seawall_mutant="…"` broken variant and checks that its model fails.
@@ -42,11 +42,11 @@ fn trip(b: &Breaker) {
     assert_eq!(b.state(), State::Open);
 }
 
-/// (a) Never more than `half_open_max_calls` probes in flight per half-open episode.
+/// Never more than `half_open_max_calls` probes in flight per half-open episode.
 /// Each thread counts a probe as held from just after its admission until just
 /// before its outcome, so the count can only undercount the breaker's own.
 #[test]
-fn a_probes_in_flight_never_exceed_half_open_max_calls() {
+fn probes_in_flight_never_exceed_half_open_max_calls() {
     model(|| {
         let b = Arc::new(breaker(1, 2));
         trip(&b);
@@ -77,9 +77,9 @@ fn a_probes_in_flight_never_exceed_half_open_max_calls() {
     });
 }
 
-/// (b) Exactly one open → half-open move per opening, however many acquire at once.
+/// Exactly one open → half-open move per opening, however many acquire at once.
 #[test]
-fn b_one_half_open_move_per_opening() {
+fn one_half_open_move_per_opening() {
     model(|| {
         let b = Arc::new(breaker(3, 3));
         trip(&b);
@@ -108,10 +108,10 @@ fn b_one_half_open_move_per_opening() {
     });
 }
 
-/// (c) A stale permit never changes state: a failure admitted before the opening,
+/// A stale permit never changes state: a failure admitted before the opening,
 /// recorded while the probe decides, neither reopens nor touches the new window.
 #[test]
-fn c_stale_permit_never_changes_state() {
+fn stale_permit_never_changes_state() {
     model(|| {
         let b = Arc::new(breaker(1, 1));
         let old = b.acquire_token(0).unwrap();
@@ -138,10 +138,10 @@ fn c_stale_permit_never_changes_state() {
     });
 }
 
-/// (e) No reader ever sees `open` with an `open_until` from another opening: a
+/// No reader ever sees `open` with an `open_until` from another opening: a
 /// reader's snapshot of `(epoch, retry_after)` always matches that epoch's opening.
 #[test]
-fn e_open_until_belongs_to_its_opening() {
+fn open_until_belongs_to_its_opening() {
     model(|| {
         let b = Arc::new(breaker(1, 1));
         trip(&b); // epoch 1: open until OPEN
@@ -169,10 +169,10 @@ fn e_open_until_belongs_to_its_opening() {
     });
 }
 
-/// (f) Every permit is consumed exactly once: recorded, ignored or dropped, and
+/// Every permit is consumed exactly once: recorded, ignored or dropped, and
 /// the probe slots all come back.
 #[test]
-fn f_every_permit_consumed_once() {
+fn every_permit_consumed_once() {
     model(|| {
         let b = Arc::new(breaker(2, 3));
         trip(&b);

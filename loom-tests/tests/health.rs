@@ -1,4 +1,4 @@
-//! loom model of the health histogram's bucket rotation (issue 3).
+//! loom model of the health histogram's bucket rotation.
 #![cfg(loom)]
 
 use seawall_loom_tests::model;
@@ -9,11 +9,11 @@ use seawall_core::{Health, HealthConfig};
 
 const W: u64 = 1_000_000;
 
-/// (n) No lost record when a time bucket rotates under concurrent records: two
+/// No lost record when a time bucket rotates under concurrent records: two
 /// records of the new epoch, with the same latency, race to replace the counts
 /// of epoch 0 in the one bucket.
 #[test]
-fn n_health_rotation_loses_no_record_of_the_new_epoch() {
+fn health_rotation_loses_no_record_of_the_new_epoch() {
     model(|| {
         let h = Arc::new(
             Health::<1>::new(HealthConfig {

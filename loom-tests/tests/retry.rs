@@ -1,4 +1,4 @@
-//! loom models of the retry budget's and retry throttle's CAS protocols (issue 3).
+//! loom models of the retry budget's and retry throttle's CAS protocols.
 //! Each model states its invariant and asserts it in every interleaving loom
 //! explores; `scripts/loom-mutants.sh` checks each fails on its broken variant.
 #![cfg(loom)]
@@ -21,10 +21,10 @@ fn budget(min_retries_per_sec: u32, percent: u64) -> RetryBudget {
     .unwrap()
 }
 
-/// (g) Check-and-withdraw is one atomic step: with a balance of exactly one retry
+/// Check-and-withdraw is one atomic step: with a balance of exactly one retry
 /// (two requests at 50 %), two racing retries never both get it.
 #[test]
-fn g_budget_racing_retries_never_overdraw() {
+fn budget_racing_retries_never_overdraw() {
     model(|| {
         let b = Arc::new(budget(0, 50));
         b.deposit(0);
@@ -43,10 +43,10 @@ fn g_budget_racing_retries_never_overdraw() {
     });
 }
 
-/// (h) Moving to a new bucket archives the old one exactly: a deposit into the old
+/// Moving to a new bucket archives the old one exactly: a deposit into the old
 /// bucket racing two deposits that rotate to the new one — all three count.
 #[test]
-fn h_budget_rotation_keeps_every_deposit() {
+fn budget_rotation_keeps_every_deposit() {
     model(|| {
         let b = Arc::new(budget(0, 100));
         let hs: Vec<_> = [0, W, W]
@@ -84,10 +84,10 @@ fn sequential(order: &[u8], max: u64, ratio: u64) -> (u64, [bool; 2]) {
     (t, verdicts)
 }
 
-/// (i) Racing failures and a success are linearizable: the final tokens and each
+/// Racing failures and a success are linearizable: the final tokens and each
 /// failure's verdict are those of some sequential order of the three.
 #[test]
-fn i_throttle_racing_failures_and_successes_are_linearizable() {
+fn throttle_racing_failures_and_successes_are_linearizable() {
     const MAX: u64 = 3_000;
     const RATIO: u64 = 500;
     let orders = [

@@ -1,4 +1,4 @@
-//! loom models of the semaphore's hand-off protocol (issue 3). Each model states
+//! loom models of the semaphore's hand-off protocol. Each model states
 //! its invariant and asserts it in every interleaving loom explores;
 //! `scripts/loom-mutants.sh` checks each fails on its broken variant.
 #![cfg(loom)]
@@ -42,11 +42,11 @@ fn idle() -> SemaphoreSnapshot {
     }
 }
 
-/// (j) active ≤ `max_concurrent`: three racing acquires of one permit; each thread
+/// active ≤ `max_concurrent`: three racing acquires of one permit; each thread
 /// counts itself as a holder only between admission and release, so the count
 /// can only undercount the semaphore's own. No permit is left when all are done.
 #[test]
-fn j_semaphore_active_never_exceeds_max() {
+fn semaphore_active_never_exceeds_max() {
     model(|| {
         let s = Arc::new(sem::<1>(1, 0));
         let held = Arc::new(AtomicUsize::new(0));
@@ -70,10 +70,10 @@ fn j_semaphore_active_never_exceeds_max() {
     });
 }
 
-/// (k) queued ≤ `max_queue`: the only permit is held and two callers race for the
+/// queued ≤ `max_queue`: the only permit is held and two callers race for the
 /// one queue place: exactly one waits, the other is refused.
 #[test]
-fn k_semaphore_queued_never_exceeds_max_queue() {
+fn semaphore_queued_never_exceeds_max_queue() {
     model(|| {
         let s = Arc::new(sem::<2>(1, 1));
         assert_eq!(
@@ -108,11 +108,11 @@ fn k_semaphore_queued_never_exceeds_max_queue() {
     });
 }
 
-/// (l) Cancellation racing hand-off: the holder releases while the only waiter
+/// Cancellation racing hand-off: the holder releases while the only waiter
 /// gives up. Whoever wins, the permit ends passed on or returned — once every
 /// holder and waiter is gone, active = queued = 0.
 #[test]
-fn l_semaphore_cancel_racing_hand_off_leaks_nothing() {
+fn semaphore_cancel_racing_hand_off_leaks_nothing() {
     model(|| {
         let s = Arc::new(sem::<1>(1, 1));
         let t = holder_and_waiter(&s);
@@ -139,11 +139,11 @@ fn l_semaphore_cancel_racing_hand_off_leaks_nothing() {
     });
 }
 
-/// (m) FIFO hand-off: waiter A has settled in the queue before B arrives; B
+/// FIFO hand-off: waiter A has settled in the queue before B arrives; B
 /// queues while the holder releases. A gets the permit, whatever the
 /// interleaving, and B waits (a later arrival never overtakes a settled one).
 #[test]
-fn m_semaphore_fifo_hand_off() {
+fn semaphore_fifo_hand_off() {
     model(|| {
         let s = Arc::new(sem::<2>(1, 2));
         let a = holder_and_waiter(&s);
@@ -172,12 +172,12 @@ fn m_semaphore_fifo_hand_off() {
     });
 }
 
-/// (o) Hand-off to waiters still settling: two callers queue while the holder
+/// Hand-off to waiters still settling: two callers queue while the holder
 /// releases, so the release may find no installed waiter. Exactly one caller
 /// ends up holding the permit and the other waits — never both waiting with the
 /// permit back in the pool.
 #[test]
-fn o_semaphore_hand_off_to_waiters_still_settling() {
+fn semaphore_hand_off_to_waiters_still_settling() {
     model(|| {
         let s = Arc::new(sem::<2>(1, 2));
         assert_eq!(
@@ -212,14 +212,14 @@ fn o_semaphore_hand_off_to_waiters_still_settling() {
     });
 }
 
-/// (p) Finding 02 — no waiter is left waiting while a permit is free once every
+/// No waiter is left waiting while a permit is free once every
 /// thread has finished: a waiter cancels while the holder releases and at once
 /// queues again (it may count the leaving waiter as still queued). Whatever the
 /// interleaving, a ticket still waiting at the end has every permit held by
 /// someone who will release it; here nobody else holds one, so the holder's new
 /// request must end holding the permit.
 #[test]
-fn p_semaphore_no_waiter_stranded_with_a_free_permit() {
+fn semaphore_no_waiter_stranded_with_a_free_permit() {
     model(|| {
         let s = Arc::new(sem::<4>(1, 2));
         let w = holder_and_waiter(&s);
@@ -263,12 +263,12 @@ fn p_semaphore_no_waiter_stranded_with_a_free_permit() {
     });
 }
 
-/// (q) Finding 03 — a cancelled waiter's slot is free at once: with `Q =
+/// A cancelled waiter's slot is free at once: with `Q =
 /// max_queue = 2`, the oldest waiter stays queued while a caller queues and gives
 /// up twice and the holder hands its permit on. The caller always finds room (at
 /// most 2 live waiters), and afterwards two new waiters fit again.
 #[test]
-fn q_semaphore_cancelled_slots_are_reused() {
+fn semaphore_cancelled_slots_are_reused() {
     model(|| {
         let s = Arc::new(sem::<2>(1, 2));
         let oldest = holder_and_waiter(&s);
@@ -313,13 +313,13 @@ fn q_semaphore_cancelled_slots_are_reused() {
     });
 }
 
-/// (r) Finding 02 — a granted slot is never reused before its ticket is
+/// A granted slot is never reused before its ticket is
 /// acknowledged: with one slot, the holder hands its permit to A while another
 /// caller queues and gives up twice. A has not polled, so that caller never
 /// gets A's slot (it is refused: A still counts against `max_queue`), and A's
 /// poll afterwards reads `Granted` — never `Unknown` or `Waiting`.
 #[test]
-fn r_semaphore_granted_slot_kept_until_acknowledged() {
+fn semaphore_granted_slot_kept_until_acknowledged() {
     model(|| {
         let s = Arc::new(sem::<1>(1, 1));
         let a = holder_and_waiter(&s);
@@ -353,13 +353,13 @@ fn r_semaphore_granted_slot_kept_until_acknowledged() {
     });
 }
 
-/// (s) Finding 01 — a stale or foreign ticket never reads `Granted`: A queued
+/// A stale or foreign ticket never reads `Granted`: A queued
 /// and cancelled; B queues while the holder releases (B is granted or admitted)
 /// and a third thread polls and cancels A's finished ticket and a forged id.
 /// Neither is `Granted`/`PassedOn`, so no permit is released twice: B ends
 /// holding the only permit, and one release empties the semaphore.
 #[test]
-fn s_semaphore_stale_ticket_never_reads_granted() {
+fn semaphore_stale_ticket_never_reads_granted() {
     model(|| {
         let s = Arc::new(sem::<1>(1, 1));
         let a = holder_and_waiter(&s);

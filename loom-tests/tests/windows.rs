@@ -1,5 +1,5 @@
-//! loom models of the sliding windows' CAS protocols (issue 2, model d, and the
-//! count window's claim/commit/help protocol).
+//! loom models of the sliding windows' CAS protocols: bucket rotation, and the
+//! count window's claim/commit/help protocol.
 #![cfg(loom)]
 
 use seawall_loom_tests::model;
@@ -18,10 +18,10 @@ const OK: Sample = Sample {
     slow: false,
 };
 
-/// (d) No lost count when a time bucket rotates under concurrent records: two
+/// No lost count when a time bucket rotates under concurrent records: two
 /// records of the new epoch race to replace the slot that held epoch 0.
 #[test]
-fn d_bucket_rotation_loses_no_record_of_the_new_epoch() {
+fn bucket_rotation_loses_no_record_of_the_new_epoch() {
     model(|| {
         let w = Arc::new(TimeWindow::<1>::with_buckets(1, W).unwrap());
         for _ in 0..3 {
@@ -51,7 +51,7 @@ fn d_bucket_rotation_loses_no_record_of_the_new_epoch() {
 /// and its follow-ups: the new generation's window holds exactly its own outcomes,
 /// and keeps evicting exactly once it is full.
 #[test]
-fn d_count_window_generation_change_is_exact() {
+fn count_window_generation_change_is_exact() {
     model(|| {
         let w = Arc::new(CountWindow::<2>::new(&WindowConfig::Count { size: 2 }).unwrap());
         let old = {
@@ -113,7 +113,7 @@ fn count_window_claims_commit_exactly_once() {
 /// generation still holds: the straggler never lands in generation 1's bucket and
 /// never replaces it; generation 1 holds exactly its two outcomes.
 #[test]
-fn d_time_window_straggler_never_replaces_the_current_generation() {
+fn time_window_straggler_never_replaces_the_current_generation() {
     model(|| {
         let w = Arc::new(TimeWindow::<1>::with_buckets(1, W).unwrap());
         let _ = w.record_gen(0, OK, W, 0, || true);

@@ -1,4 +1,4 @@
-//! Finding 03: waiters that give up must not use up the queue. Only live waiters
+//! Waiters that give up must not use up the queue. Only live waiters
 //! count against `max_queue`, and a cancelled waiter's slot is free at once — even
 //! while an older waiter stays queued at the front, with `max_queue = Q`.
 
