@@ -196,6 +196,13 @@ enum seawall_status
    * queue; nothing is held.
    */
   SEAWALL_STATUS_WAIT_TIMED_OUT = 20,
+  /**
+   * The file at a shared region's path is not one this user may trust: a
+   * symbolic link, not a regular file, owned by another user (the message
+   * gives its uid), open to group or others, or of the wrong size (DESIGN §8).
+   * Nothing in it was read or changed.
+   */
+  SEAWALL_STATUS_REGION_UNTRUSTED = 21,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

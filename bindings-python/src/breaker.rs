@@ -361,7 +361,6 @@ impl Breaker {
                         "shm_timeout",
                         shm_timeout,
                     )?),
-                    ..OpenOptions::default()
                 };
                 // Attaching may wait for another process that is creating the region.
                 let opened = py.detach(|| SharedBreaker::open_shared(&region, &config, &options));

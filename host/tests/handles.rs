@@ -20,7 +20,6 @@ use seawall_host::shared::{OpenOptions, RegionError, SharedRegion};
 fn quick() -> OpenOptions {
     OpenOptions {
         init_timeout: Duration::from_millis(200),
-        ..OpenOptions::default()
     }
 }
 

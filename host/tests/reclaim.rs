@@ -35,7 +35,7 @@ fn proc_state(pid: u32) -> Option<char> {
 }
 
 #[test]
-#[ignore = "the holder process of a_killed_unreaped_holders_permit_is_reclaimed, which runs it"]
+#[ignore = "the holder process of killed_unreaped_holders_permit_is_reclaimed, which runs it"]
 fn holder_role_takes_a_permit_and_waits_to_be_killed() {
     let Ok(name) = std::env::var(REGION_ENV) else {
         return;
@@ -57,7 +57,7 @@ impl Drop for Unlink {
 }
 
 #[test]
-fn a_killed_unreaped_holders_permit_is_reclaimed() {
+fn killed_unreaped_holders_permit_is_reclaimed() {
     let name = format!("rust-test-zombie-{}", std::process::id());
     let _ = Semaphore::unlink_shared(&name);
     let _unlink = Unlink(name.clone());

@@ -5,6 +5,7 @@
 #![cfg(not(loom))]
 use std::alloc::{Layout, alloc_zeroed, dealloc};
 use std::fs;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 use std::ptr::NonNull;
 use std::sync::Barrier;
@@ -49,7 +50,6 @@ impl Drop for TempRegion {
 fn quick() -> OpenOptions {
     OpenOptions {
         init_timeout: Duration::from_millis(200),
-        ..OpenOptions::default()
     }
 }
 
@@ -169,7 +169,13 @@ fn an_invalid_configuration_creates_no_file() {
 fn a_region_never_published_times_out_within_the_bound() {
     for len in [0u64, 4096] {
         let t = TempRegion::new("stuck");
-        let f = fs::File::create(&t.0).unwrap();
+        // Made the way the library makes one (mode 0600), never published.
+        let f = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&t.0)
+            .unwrap();
         f.set_len(len).unwrap();
         let started = Instant::now();
         let e = SharedRegion::<CountCell>::open_path(&t.0, &count_config(4), &quick()).unwrap_err();

@@ -150,7 +150,8 @@ mod tests {
         assert_eq!(name(15), "SEAWALL_STATUS_QUEUED");
         assert_eq!(name(18), "SEAWALL_STATUS_PASSED_ON");
         assert_eq!(name(20), "SEAWALL_STATUS_WAIT_TIMED_OUT");
-        assert_eq!(name(21), "unknown");
+        assert_eq!(name(21), "SEAWALL_STATUS_REGION_UNTRUSTED");
+        assert_eq!(name(22), "unknown");
         assert_eq!(name(-1), "unknown");
         for (i, s) in seawall_status::ALL.iter().enumerate() {
             assert_eq!(

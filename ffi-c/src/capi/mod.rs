@@ -89,6 +89,11 @@ pub enum seawall_status {
     /// Not an error: a blocking acquire waited its whole timeout and left the
     /// queue; nothing is held.
     WaitTimedOut = 20,
+    /// The file at a shared region's path is not one this user may trust: a
+    /// symbolic link, not a regular file, owned by another user (the message
+    /// gives its uid), open to group or others, or of the wrong size (DESIGN §8).
+    /// Nothing in it was read or changed.
+    RegionUntrusted = 21,
 }
 
 impl seawall_status {
@@ -117,11 +122,12 @@ impl seawall_status {
             Self::PassedOn => c"SEAWALL_STATUS_PASSED_ON",
             Self::UnknownTicket => c"SEAWALL_STATUS_UNKNOWN_TICKET",
             Self::WaitTimedOut => c"SEAWALL_STATUS_WAIT_TIMED_OUT",
+            Self::RegionUntrusted => c"SEAWALL_STATUS_REGION_UNTRUSTED",
         }
     }
 
     /// Every code, in value order.
-    pub(crate) const ALL: [Self; 21] = [
+    pub(crate) const ALL: [Self; 22] = [
         Self::Ok,
         Self::NullArgument,
         Self::InvalidConfig,
@@ -143,6 +149,7 @@ impl seawall_status {
         Self::PassedOn,
         Self::UnknownTicket,
         Self::WaitTimedOut,
+        Self::RegionUntrusted,
     ];
 }
 
@@ -190,6 +197,7 @@ impl From<RegionError> for Failure {
                 S::ConfigMismatch
             }
             RegionError::Timeout { .. } => S::Timeout,
+            RegionError::Untrusted { .. } => S::RegionUntrusted,
         };
         Self::new(status, e)
     }

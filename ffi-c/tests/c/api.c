@@ -708,7 +708,10 @@ static void status_values_and_names(void) {
                "SEAWALL_STATUS_UNKNOWN_TICKET") == 0);
   CHECK(strcmp(seawall_status_name(SEAWALL_STATUS_WAIT_TIMED_OUT),
                "SEAWALL_STATUS_WAIT_TIMED_OUT") == 0);
-  CHECK(strcmp(seawall_status_name(21), "unknown") == 0);
+  CHECK(SEAWALL_STATUS_REGION_UNTRUSTED == 21);
+  CHECK(strcmp(seawall_status_name(SEAWALL_STATUS_REGION_UNTRUSTED),
+               "SEAWALL_STATUS_REGION_UNTRUSTED") == 0);
+  CHECK(strcmp(seawall_status_name(22), "unknown") == 0);
   CHECK(strcmp(seawall_priority_name(SEAWALL_PRIORITY_CRITICAL), "critical") == 0);
   CHECK(strcmp(seawall_priority_name(SEAWALL_PRIORITY_LOW), "low") == 0);
   CHECK(strcmp(seawall_priority_name(4), "unknown") == 0);

@@ -25,10 +25,14 @@
 //! ```
 //!
 //! # Creating and attaching (the init race)
-//! `open` tries to create the file with `O_CREAT | O_EXCL`: exactly one process
-//! wins and becomes the creator. It sizes the file, builds `T` in place, writes
+//! `open` tries to create the file with `O_CREAT | O_EXCL | O_NOFOLLOW`, mode
+//! 0600: exactly one process wins and becomes the creator. It reserves the file's
+//! space (`posix_fallocate`: a full file system is an error and the half-made
+//! file is removed, never a SIGBUS later), builds `T` in place, writes
 //! the header fields and finally stores `state = READY` (release). Every other
-//! process opens the existing file, waits (bounded by
+//! process opens the existing file with `O_NOFOLLOW`, refuses it unless it is a
+//! regular file of this effective uid with mode bits for the owner only
+//! ([`trust`], [`RegionError::Untrusted`]), waits (bounded by
 //! [`OpenOptions::init_timeout`]) for the file to get its size and for
 //! `state == READY` (acquire), then checks magic, ABI version, layout, checksum and
 //! configuration fingerprint, and attaches without writing anything: attaching
@@ -43,6 +47,7 @@
 
 pub mod fingerprint;
 pub mod header;
+pub mod trust;
 
 use core::fmt;
 use core::mem::{MaybeUninit, align_of, size_of};
@@ -50,7 +55,6 @@ use core::ops::Deref;
 use core::ptr::NonNull;
 use std::fs::File;
 use std::io;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -116,16 +120,12 @@ pub struct OpenOptions {
     /// How long to wait for another process that is creating the region to finish
     /// (default 2 s).
     pub init_timeout: Duration,
-    /// Permission bits of a file this call creates (default `0o600`: the user's
-    /// own processes only), less the umask.
-    pub mode: u32,
 }
 
 impl Default for OpenOptions {
     fn default() -> Self {
         Self {
             init_timeout: Duration::from_secs(2),
-            mode: 0o600,
         }
     }
 }
@@ -189,6 +189,17 @@ pub enum RegionError {
         /// How long this call waited.
         waited: Duration,
     },
+    /// The file at the region's path is not one this user may trust (DESIGN §8):
+    /// a symbolic link, not a regular file, owned by another user, open to group
+    /// or others, or of the wrong size. Nothing in it was read or changed.
+    Untrusted {
+        /// The file.
+        path: PathBuf,
+        /// Why it was refused.
+        reason: String,
+        /// Its owner, where known.
+        owner_uid: Option<u32>,
+    },
 }
 
 impl fmt::Display for RegionError {
@@ -226,6 +237,17 @@ impl fmt::Display for RegionError {
                 path.display(),
                 waited.as_millis()
             ),
+            Self::Untrusted {
+                path,
+                reason,
+                owner_uid,
+            } => {
+                write!(f, "refusing shared region {}: {reason}", path.display())?;
+                match owner_uid {
+                    Some(uid) => write!(f, " (owner uid {uid})"),
+                    None => Ok(()),
+                }
+            }
         }
     }
 }
@@ -361,13 +383,7 @@ impl<T: Shareable> SharedRegion<T> {
         let started = Instant::now();
         let deadline = started + options.init_timeout;
         loop {
-            let created = std::fs::OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create_new(true)
-                .mode(options.mode)
-                .open(path);
-            let attempt = match created {
+            let attempt = match trust::open_file(path, true) {
                 Ok(file) => Attempt::Done(Self::create(path, &file, config, expected)),
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
                     Self::attach_file(path, expected, started, deadline)
@@ -395,7 +411,7 @@ impl<T: Shareable> SharedRegion<T> {
         fingerprint: u64,
     ) -> Result<Self, RegionError> {
         let built = (|| {
-            file.set_len(Self::SIZE as u64)?;
+            trust::reserve(file, Self::SIZE)?;
             memmap2::MmapOptions::new().len(Self::SIZE).map_raw(file)
         })();
         let map = match built {
@@ -427,15 +443,17 @@ impl<T: Shareable> SharedRegion<T> {
         started: Instant,
         deadline: Instant,
     ) -> Attempt<Result<Self, RegionError>> {
-        let file = match std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(path)
-        {
+        let file = match trust::open_file(path, false) {
             Ok(f) => f,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Attempt::Vanished,
+            Err(e) if trust::is_symlink_error(&e) => {
+                return Attempt::Done(Err(trust::symlink(path)));
+            }
             Err(source) => return Attempt::Done(Err(io_error(path, source))),
         };
+        if let Err(e) = trust::check_file(path, &file) {
+            return Attempt::Done(Err(e));
+        }
         let timeout = || RegionError::Timeout {
             path: path.to_owned(),
             waited: started.elapsed(),
@@ -452,10 +470,7 @@ impl<T: Shareable> SharedRegion<T> {
             None => return Attempt::Done(Err(timeout())),
         };
         if len < size_of::<Header>() {
-            return Attempt::Done(Err(RegionError::NotARegion(format!(
-                "{} is {len} bytes, shorter than a header",
-                path.display()
-            ))));
+            return Attempt::Done(Err(trust::wrong_size(path, len as u64, Self::SIZE)));
         }
         let map = match memmap2::MmapOptions::new().len(len).map_raw(&file) {
             Ok(m) => m,
@@ -470,6 +485,15 @@ impl<T: Shareable> SharedRegion<T> {
         }
         // SAFETY: `base` maps `len` bytes, page-aligned, published (ready) above.
         let checked = unsafe { Self::check(base, len, Some(expected)) };
+        // A header that matches this build over a file of another size was not
+        // made by this library (or was resized since): refuse it as well.
+        let checked = checked.and_then(|value| {
+            if len == Self::SIZE {
+                Ok(value)
+            } else {
+                Err(trust::wrong_size(path, len as u64, Self::SIZE))
+            }
+        });
         Attempt::Done(checked.map(|value| Self {
             value,
             created: false,
