@@ -29,6 +29,7 @@ pairs=(
   "sem_slot_kept semaphore q_semaphore_cancelled_slots_are_reused"
   "sem_grant_frees_slot semaphore r_semaphore_granted_slot_kept_until_acknowledged"
   "health_blind_rotation health n_health_rotation_loses_no_record_of_the_new_epoch"
+  "rate_limiter_blind_store rate_limiter racing_takes_admit_exactly_the_burst"
 )
 only="${1:-}"
 survived=0
