@@ -74,11 +74,7 @@ pub fn run_file(path: &Path) -> (String, Verdict) {
             Err(e) => return (sc.id, Verdict::Fail(format!("config: {e}"))),
         },
     };
-    let verdict = match result {
-        Ok(()) => Verdict::Pass,
-        Err(e) => Verdict::Fail(e.to_string()),
-    };
-    (sc.id, verdict)
+    (sc.id, verdict_of(result))
 }
 
 /// Run a scenario of a primitive not every runner knows yet.
@@ -91,9 +87,13 @@ fn run_new(sc: NewScenario) -> (String, Verdict) {
             Err(e) => return (sc.id, Verdict::Fail(format!("config: {e}"))),
         },
     };
-    let verdict = match result {
+    (sc.id, verdict_of(result))
+}
+
+/// The verdict of a run that got to its steps.
+fn verdict_of(result: Result<(), scenario::StepError>) -> Verdict {
+    match result {
         Ok(()) => Verdict::Pass,
         Err(e) => Verdict::Fail(e.to_string()),
-    };
-    (sc.id, verdict)
+    }
 }

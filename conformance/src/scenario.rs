@@ -402,3 +402,27 @@ pub fn scenario_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
     files.sort();
     Ok(files)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{all_scenario_dirs, scenario_dirs};
+
+    #[test]
+    fn only_the_full_runner_reads_the_new_primitives_folders() {
+        if std::env::var_os("SEAWALL_CASES").is_some() {
+            return; // the caller chose the folders
+        }
+        let names = |dirs: Vec<std::path::PathBuf>| -> Vec<String> {
+            dirs.iter()
+                .map(|d| d.file_name().unwrap().to_string_lossy().into_owned())
+                .collect()
+        };
+        let known = names(scenario_dirs(&[]));
+        assert!(known.iter().all(|n| n == "cases"), "{known:?}");
+        let all = names(all_scenario_dirs(&[]));
+        assert_eq!(all.first().map(String::as_str), Some("cases"));
+        assert!(all.contains(&"cases-rate-limiter".to_owned()), "{all:?}");
+        let chosen = vec!["x".to_owned()];
+        assert_eq!(all_scenario_dirs(&chosen), scenario_dirs(&chosen));
+    }
+}
