@@ -14,15 +14,17 @@ use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use common::{
-    Breaker, CountBreaker, Failsafe, T0, TICK, TowerBreaker, async_lock_semaphore,
-    async_lock_semaphore_cycle, failsafe, failsafe_call, failsafe_is_open, failsafe_long_open,
-    failures_to_trip, recloser, recloser_call, recloser_is_open, seawall_breaker, seawall_budget,
+    Breaker, CountBreaker, Failsafe, Governor, GovernorFakeClock, T0, TICK, TowerBreaker,
+    async_lock_semaphore, async_lock_semaphore_cycle, failsafe, failsafe_call, failsafe_is_open,
+    failsafe_long_open, failures_to_trip, governor, governor_fake_clock, governor_fake_clock_spent,
+    governor_spent, recloser, recloser_call, recloser_is_open, seawall_breaker, seawall_budget,
     seawall_budget_cycle, seawall_closed, seawall_count_breaker, seawall_fail, seawall_is_open,
-    seawall_semaphore, seawall_semaphore_cycle, tokio_semaphore, tokio_semaphore_cycle,
-    tower_breaker, tower_budget, tower_budget_cycle, tower_call, tower_is_open,
+    seawall_rate_check, seawall_rate_limiter, seawall_rate_limiter_spent, seawall_semaphore,
+    seawall_semaphore_cycle, tokio_semaphore, tokio_semaphore_cycle, tower_breaker, tower_budget,
+    tower_budget_cycle, tower_call, tower_is_open,
 };
 use recloser::Recloser;
-use seawall_core::{RetryBudget, Semaphore};
+use seawall_core::{RateLimiter, RetryBudget, Semaphore};
 use tower::retry::budget::TpsBudget;
 
 #[inline(never)]
@@ -106,6 +108,31 @@ fn cg_budget_seawall_op(b: &RetryBudget, now: u64) {
 #[inline(never)]
 fn cg_budget_tower_op(b: &TpsBudget) {
     black_box(tower_budget_cycle(b));
+}
+
+#[inline(never)]
+fn cg_rate_seawall_op(l: &RateLimiter, now: u64) {
+    black_box(seawall_rate_check(l, now)).expect("admitted");
+}
+#[inline(never)]
+fn cg_rate_governor_op(g: &Governor) {
+    black_box(g.check()).expect("admitted");
+}
+#[inline(never)]
+fn cg_rate_governor_fake_clock_op(g: &GovernorFakeClock) {
+    black_box(g.check()).expect("admitted");
+}
+#[inline(never)]
+fn cg_rate_rejected_seawall_op(l: &RateLimiter) {
+    black_box(seawall_rate_check(l, T0)).expect_err("spent");
+}
+#[inline(never)]
+fn cg_rate_rejected_governor_op(g: &Governor) {
+    black_box(g.check()).expect_err("spent");
+}
+#[inline(never)]
+fn cg_rate_rejected_governor_fake_clock_op(g: &GovernorFakeClock) {
+    black_box(g.check()).expect_err("spent");
 }
 
 /// Trip `n` fresh instances, each set up outside the counted function.
@@ -272,6 +299,42 @@ const OPS: &[(&str, &str, Runner)] = &[
         let b = tower_budget();
         for _ in 0..n {
             cg_budget_tower_op(black_box(&b));
+        }
+    }),
+    ("rate", "seawall", |n| {
+        let l = seawall_rate_limiter();
+        for i in 0..n {
+            cg_rate_seawall_op(black_box(&l), T0 + i * TICK);
+        }
+    }),
+    ("rate", "governor", |n| {
+        let g = governor();
+        for _ in 0..n {
+            cg_rate_governor_op(black_box(&g));
+        }
+    }),
+    ("rate", "governor_fake_clock", |n| {
+        let g = governor_fake_clock();
+        for _ in 0..n {
+            cg_rate_governor_fake_clock_op(black_box(&g));
+        }
+    }),
+    ("rate_rejected", "seawall", |n| {
+        let l = seawall_rate_limiter_spent();
+        for _ in 0..n {
+            cg_rate_rejected_seawall_op(black_box(&l));
+        }
+    }),
+    ("rate_rejected", "governor", |n| {
+        let g = governor_spent();
+        for _ in 0..n {
+            cg_rate_rejected_governor_op(black_box(&g));
+        }
+    }),
+    ("rate_rejected", "governor_fake_clock", |n| {
+        let g = governor_fake_clock_spent();
+        for _ in 0..n {
+            cg_rate_rejected_governor_fake_clock_op(black_box(&g));
         }
     }),
 ];

@@ -1,5 +1,5 @@
-//! seawall next to the Rust peers a user would pick instead, one operation at a
-//! time on one thread, all in one criterion run, with the physical floor
+//! seawall next to the Rust peers a user would pick instead (breakers,
+//! semaphores, retry budget, rate limiter), one operation at a time on one thread, all in one criterion run, with the physical floor
 //! (`fetch_add`, `compare_exchange`) measured first and again last.
 //!
 //! Before each operation is timed, its allocations per call are counted once,
@@ -19,11 +19,13 @@ use std::time::{Duration, Instant};
 
 use common::{
     T0, TICK, async_lock_semaphore, async_lock_semaphore_cycle, failsafe, failsafe_call,
-    failsafe_is_open, failsafe_long_open, failures_to_trip, recloser, recloser_call,
-    recloser_is_open, seawall_breaker, seawall_budget, seawall_budget_cycle, seawall_closed,
-    seawall_count_breaker, seawall_fail, seawall_is_open, seawall_semaphore,
-    seawall_semaphore_cycle, tokio_semaphore, tokio_semaphore_cycle, tower_breaker, tower_budget,
-    tower_budget_cycle, tower_call, tower_is_open,
+    failsafe_is_open, failsafe_long_open, failures_to_trip, governor, governor_fake_clock,
+    governor_fake_clock_spent, governor_spent, recloser, recloser_call, recloser_is_open,
+    seawall_breaker, seawall_budget, seawall_budget_cycle, seawall_closed, seawall_count_breaker,
+    seawall_fail, seawall_is_open, seawall_rate_check, seawall_rate_limiter,
+    seawall_rate_limiter_spent, seawall_semaphore, seawall_semaphore_cycle, tokio_semaphore,
+    tokio_semaphore_cycle, tower_breaker, tower_budget, tower_budget_cycle, tower_call,
+    tower_is_open,
 };
 use criterion::{BatchSize, BenchmarkGroup, Criterion, measurement::WallTime};
 use seawall_benches::{CountingAlloc, allocations, allocations_per_op};
@@ -322,6 +324,46 @@ fn budget(c: &mut Criterion, m: &mut Manifest) {
     g.g.finish();
 }
 
+fn rate_limiter(c: &mut Criterion, m: &mut Manifest) {
+    // Every check is admitted (the quota of `common::seawall_rate_limiter`), and
+    // `expect` says so; seawall's clock moves 1 µs per check, governor's own
+    // clock is read by `check()`, its fake one stands still.
+    let mut g = Group::new(c, "rate_limiter");
+    let l = seawall_rate_limiter();
+    let mut now = T0;
+    m.bench(&mut g, "seawall", || {
+        now += TICK;
+        black_box(seawall_rate_check(black_box(&l), now)).expect("admitted");
+    });
+    let gv = governor();
+    m.bench(&mut g, "governor", || {
+        black_box(black_box(&gv).check()).expect("admitted");
+    });
+    let gv = governor_fake_clock();
+    m.bench(&mut g, "governor_fake_clock", || {
+        black_box(black_box(&gv).check()).expect("admitted");
+    });
+    g.g.finish();
+}
+
+fn rate_limiter_rejected(c: &mut Criterion, m: &mut Manifest) {
+    // Every check is rejected: one cell per hour, already taken.
+    let mut g = Group::new(c, "rate_limiter_rejected");
+    let l = seawall_rate_limiter_spent();
+    m.bench(&mut g, "seawall", || {
+        black_box(seawall_rate_check(black_box(&l), T0)).expect_err("spent");
+    });
+    let gv = governor_spent();
+    m.bench(&mut g, "governor", || {
+        black_box(black_box(&gv).check()).expect_err("spent");
+    });
+    let gv = governor_fake_clock_spent();
+    m.bench(&mut g, "governor_fake_clock", || {
+        black_box(black_box(&gv).check()).expect_err("spent");
+    });
+    g.g.finish();
+}
+
 fn main() {
     let mut c = Criterion::default()
         .warm_up_time(Duration::from_secs(1))
@@ -335,6 +377,8 @@ fn main() {
     breaker_trip(&mut c, &mut m);
     semaphore(&mut c, &mut m);
     budget(&mut c, &mut m);
+    rate_limiter(&mut c, &mut m);
+    rate_limiter_rejected(&mut c, &mut m);
     floor(&mut c, &mut m, "floor_again");
     c.final_summary();
 

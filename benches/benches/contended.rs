@@ -1,5 +1,5 @@
 //! Two threads hammering one shared object: total operations per second of
-//! seawall's breaker, semaphore and retry budget next to the Rust peers doing
+//! seawall's breaker, semaphore, retry budget and rate limiter next to the Rust peers doing
 //! the same job, and next to `fetch_add` on one shared cache line (the floor of
 //! any shared counter) and on two private ones (what two cores do when they share
 //! nothing).
@@ -21,10 +21,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use common::{
     T0, TICK, async_lock_semaphore, async_lock_semaphore_cycle, failsafe_call, failsafe_is_open,
-    failsafe_long_open, recloser, recloser_call, recloser_is_open, seawall_breaker, seawall_budget,
+    failsafe_long_open, governor, governor_fake_clock, governor_fake_clock_spent, governor_spent,
+    recloser, recloser_call, recloser_is_open, seawall_breaker, seawall_budget,
     seawall_budget_cycle, seawall_closed, seawall_count_breaker, seawall_fail, seawall_is_open,
-    seawall_semaphore, seawall_semaphore_cycle, tokio_semaphore, tokio_semaphore_cycle,
-    tower_breaker, tower_budget, tower_budget_cycle, tower_call,
+    seawall_rate_check, seawall_rate_limiter, seawall_rate_limiter_spent, seawall_semaphore,
+    seawall_semaphore_cycle, tokio_semaphore, tokio_semaphore_cycle, tower_breaker, tower_budget,
+    tower_budget_cycle, tower_call,
 };
 use crossbeam_utils::CachePadded;
 use seawall_benches::{Contended, contend, median};
@@ -211,6 +213,70 @@ fn cases() -> Vec<Case> {
             }
         })
     }));
+    // Rate limiters, every check admitted: seawall's threads each move their own
+    // clock 1 ns per check, as fast as the TAT moves per admission, so neither
+    // falls behind the other by more than the quota's 4.3 s tolerance.
+    let l = std::sync::Arc::new(seawall_rate_limiter());
+    v.push(case("rate_limiter", "seawall", move |t, n| {
+        contend(t, n, |_| {
+            let (l, mut now) = (&*l, T0);
+            move || {
+                now += 1;
+                black_box(seawall_rate_check(black_box(l), now)).expect("admitted");
+            }
+        })
+    }));
+    let g = std::sync::Arc::new(governor());
+    v.push(case("rate_limiter", "governor", move |t, n| {
+        contend(t, n, |_| {
+            let g = &*g;
+            move || {
+                black_box(black_box(g).check()).expect("admitted");
+            }
+        })
+    }));
+    let g = std::sync::Arc::new(governor_fake_clock());
+    v.push(case("rate_limiter", "governor_fake_clock", move |t, n| {
+        contend(t, n, |_| {
+            let g = &*g;
+            move || {
+                black_box(black_box(g).check()).expect("admitted");
+            }
+        })
+    }));
+
+    // Every check rejected: one cell per hour, already taken.
+    let l = std::sync::Arc::new(seawall_rate_limiter_spent());
+    v.push(case("rate_limiter_rejected", "seawall", move |t, n| {
+        contend(t, n, |_| {
+            let l = &*l;
+            move || {
+                black_box(seawall_rate_check(black_box(l), T0)).expect_err("spent");
+            }
+        })
+    }));
+    let g = std::sync::Arc::new(governor_spent());
+    v.push(case("rate_limiter_rejected", "governor", move |t, n| {
+        contend(t, n, |_| {
+            let g = &*g;
+            move || {
+                black_box(black_box(g).check()).expect_err("spent");
+            }
+        })
+    }));
+    let g = std::sync::Arc::new(governor_fake_clock_spent());
+    v.push(case(
+        "rate_limiter_rejected",
+        "governor_fake_clock",
+        move |t, n| {
+            contend(t, n, |_| {
+                let g = &*g;
+                move || {
+                    black_box(black_box(g).check()).expect_err("spent");
+                }
+            })
+        },
+    ));
     v
 }
 

@@ -9,14 +9,15 @@ mod common;
 use std::mem::size_of;
 
 use common::{
-    async_lock_semaphore, failsafe, recloser, seawall_breaker, seawall_budget,
-    seawall_count_breaker, seawall_semaphore, tokio_semaphore, tower_breaker, tower_budget,
+    async_lock_semaphore, failsafe, governor, recloser, seawall_breaker, seawall_budget,
+    seawall_count_breaker, seawall_rate_limiter, seawall_semaphore, tokio_semaphore, tower_breaker,
+    tower_budget,
 };
 use seawall_benches::{CountingAlloc, allocations};
 use seawall_core::{
-    Backoff, BackoffState, BreakerConfig, CircuitBreaker, CountWindow, Deadline, Health, Permit,
-    PermitToken, RetryBudget, RetryPolicy, RetryThrottle, Semaphore, SemaphorePermit, SplitMix64,
-    TimeWindow,
+    Backoff, BackoffState, BreakerConfig, CircuitBreaker, CountWindow, Deadline, Health,
+    KeyedRateLimiter, Permit, PermitToken, RateLimiter, RetryBudget, RetryPolicy, RetryThrottle,
+    Semaphore, SemaphorePermit, SplitMix64, TimeWindow,
 };
 use serde_json::{Value, json};
 
@@ -83,6 +84,12 @@ fn main() {
             size_of::<Health<10>>(),
         ),
         ("SplitMix64", "", size_of::<SplitMix64>()),
+        ("RateLimiter", "", size_of::<RateLimiter>()),
+        (
+            "KeyedRateLimiter<128>",
+            "128 slots",
+            size_of::<KeyedRateLimiter<128>>(),
+        ),
     ];
     for (name, note, size) in &types {
         eprintln!("size_of {name:<34} {size:>6} B  {note}");
@@ -147,6 +154,18 @@ fn main() {
             "tower",
             "TpsBudget::new(10 s, 10/s, 20 %)",
             tower_budget,
+        ),
+        instance(
+            "rate_limiter",
+            "seawall",
+            "RateLimiter, 10⁹ per second, burst 2³² − 1",
+            seawall_rate_limiter,
+        ),
+        instance(
+            "rate_limiter",
+            "governor",
+            "RateLimiter::direct(the same quota)",
+            governor,
         ),
     ];
 

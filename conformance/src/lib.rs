@@ -1,5 +1,6 @@
 //! Conformance runner for seawall: reads the JSON scenarios of
-//! `../shared/cases/README.md` and checks an implementation against every step.
+//! `../shared/cases/README.md` (and of the rate limiter, in
+//! `cases-rate-limiter`) and checks an implementation against every step.
 //!
 //! The step interpreters are generic over small driver traits
 //! ([`breaker::BreakerDriver`], …) so the same scenarios drive the Rust core here
@@ -9,6 +10,7 @@ pub mod backoff;
 pub mod breaker;
 pub mod deadline;
 pub mod health;
+pub mod rate_limiter;
 pub mod retry_budget;
 pub mod retry_throttle;
 pub mod scenario;
@@ -16,13 +18,14 @@ pub mod semaphore;
 
 use std::path::Path;
 
-use scenario::{Primitive, Scenario, Verdict};
+use scenario::{AnyScenario, NewPrimitive, NewScenario, Primitive, Verdict};
 
 /// Run one scenario file against the Rust core.
 #[must_use]
 pub fn run_file(path: &Path) -> (String, Verdict) {
-    let sc = match Scenario::load(path) {
-        Ok(sc) => sc,
+    let sc = match AnyScenario::load(path) {
+        Ok(AnyScenario::Known(sc)) => sc,
+        Ok(AnyScenario::New(sc)) => return run_new(sc),
         Err(e) => {
             let id = path
                 .file_stem()
@@ -71,9 +74,26 @@ pub fn run_file(path: &Path) -> (String, Verdict) {
             Err(e) => return (sc.id, Verdict::Fail(format!("config: {e}"))),
         },
     };
-    let verdict = match result {
+    (sc.id, verdict_of(result))
+}
+
+/// Run a scenario of a primitive not every runner knows yet.
+fn run_new(sc: NewScenario) -> (String, Verdict) {
+    let result = match sc.primitive {
+        NewPrimitive::RateLimiter => match rate_limiter::parse_config(&sc.config)
+            .and_then(|c| seawall_core::RateLimiter::new(c).map_err(|e| e.to_string()))
+        {
+            Ok(l) => rate_limiter::run(&sc, &mut rate_limiter::CoreRateLimiter(l)),
+            Err(e) => return (sc.id, Verdict::Fail(format!("config: {e}"))),
+        },
+    };
+    (sc.id, verdict_of(result))
+}
+
+/// The verdict of a run that got to its steps.
+fn verdict_of(result: Result<(), scenario::StepError>) -> Verdict {
+    match result {
         Ok(()) => Verdict::Pass,
         Err(e) => Verdict::Fail(e.to_string()),
-    };
-    (sc.id, verdict)
+    }
 }

@@ -1,17 +1,18 @@
 //! `seawall-conformance [DIR...]`: run every scenario in the given directories
-//! (else `SEAWALL_CASES`, else `conformance/cases` and `../shared/cases`) against
+//! (else `SEAWALL_CASES`, else `conformance/cases`, `../shared/cases`,
+//! `conformance/cases-rate-limiter` and `../shared/cases-rate-limiter`) against
 //! seawall-core. Prints `PASS`/`FAIL`/`SKIP` per scenario and a summary; exits 1 on
 //! any failure or malformed file.
 
 use std::process::ExitCode;
 
 use seawall_conformance::run_file;
-use seawall_conformance::scenario::{Verdict, scenario_dirs, scenario_files};
+use seawall_conformance::scenario::{Verdict, all_scenario_dirs, scenario_files};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (mut passed, mut failed, mut skipped) = (0u32, 0u32, 0u32);
-    for dir in scenario_dirs(&args) {
+    for dir in all_scenario_dirs(&args) {
         let files = match scenario_files(&dir) {
             Ok(f) => f,
             Err(e) => {

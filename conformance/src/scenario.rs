@@ -46,19 +46,49 @@ impl Primitive {
     }
 }
 
-/// One parsed scenario file.
+/// Primitives that not every runner knows yet. Their scenarios live in folders
+/// of their own (`conformance/cases-rate-limiter`, `../shared/cases-rate-limiter`)
+/// that only [`all_scenario_dirs`] adds, so a runner that matches on every
+/// [`Primitive`] (the C ABI's) neither builds nor runs against them until it
+/// learns them; then they move into [`Primitive`] and `cases`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NewPrimitive {
+    /// `rate_limiter`
+    RateLimiter,
+}
+
+impl NewPrimitive {
+    const ALL: [(Self, &'static str); 1] = [(Self::RateLimiter, "rate_limiter")];
+}
+
+/// One parsed scenario file of a primitive of kind `P`.
 #[derive(Debug)]
-pub struct Scenario {
+pub struct ScenarioOf<P> {
     /// File name without `.json`: what the runner prints.
     pub id: String,
     /// The scenario's own `name`.
     pub name: String,
     /// Which primitive it exercises.
-    pub primitive: Primitive,
+    pub primitive: P,
     /// The primitive's configuration object.
     pub config: Map<String, Value>,
     /// The steps, in order.
     pub steps: Vec<Map<String, Value>>,
+}
+
+/// A scenario of one of the primitives every runner knows.
+pub type Scenario = ScenarioOf<Primitive>;
+
+/// A scenario of a primitive only some runners know yet.
+pub type NewScenario = ScenarioOf<NewPrimitive>;
+
+/// A scenario file of either kind.
+#[derive(Debug)]
+pub enum AnyScenario {
+    /// Of a [`Primitive`].
+    Known(Scenario),
+    /// Of a [`NewPrimitive`].
+    New(NewScenario),
 }
 
 /// How one scenario ended.
@@ -105,19 +135,28 @@ impl StepError {
     }
 }
 
-impl Scenario {
-    /// Parse one file; an error describes what is malformed.
-    pub fn load(path: &Path) -> Result<Self, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))?;
-        let v: Value = serde_json::from_str(&text).map_err(|e| format!("not JSON: {e}"))?;
-        let Value::Object(mut top) = v else {
-            return Err("top level is not an object".into());
-        };
-        let id = path
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .unwrap_or("?")
-            .to_owned();
+/// A file's id (its name without `.json`) and its top-level object.
+fn read(path: &Path) -> Result<(String, Map<String, Value>), String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))?;
+    let v: Value = serde_json::from_str(&text).map_err(|e| format!("not JSON: {e}"))?;
+    let Value::Object(top) = v else {
+        return Err("top level is not an object".into());
+    };
+    let id = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("?")
+        .to_owned();
+    Ok((id, top))
+}
+
+impl<P: Copy> ScenarioOf<P> {
+    /// The scenario in `top`, whose primitive key is one of `kinds`.
+    fn from_top(
+        id: String,
+        mut top: Map<String, Value>,
+        kinds: &[(P, &str)],
+    ) -> Result<Self, String> {
         let Some(Value::String(name)) = top.remove("name") else {
             return Err("missing string `name`".into());
         };
@@ -133,7 +172,7 @@ impl Scenario {
                 .collect::<Result<Vec<_>, _>>()?,
             _ => return Err("missing array `steps`".into()),
         };
-        let mut found = Primitive::ALL.iter().filter(|(_, k)| top.contains_key(*k));
+        let mut found = kinds.iter().filter(|(_, k)| top.contains_key(*k));
         let (Some((primitive, key)), None) = (found.next(), found.next()) else {
             return Err("needs exactly one primitive key".into());
         };
@@ -150,6 +189,27 @@ impl Scenario {
             config,
             steps,
         })
+    }
+}
+
+impl Scenario {
+    /// Parse one file of a [`Primitive`]; an error describes what is malformed.
+    pub fn load(path: &Path) -> Result<Self, String> {
+        let (id, top) = read(path)?;
+        Self::from_top(id, top, &Primitive::ALL)
+    }
+}
+
+impl AnyScenario {
+    /// Parse one file of any primitive this crate knows; an error describes
+    /// what is malformed.
+    pub fn load(path: &Path) -> Result<Self, String> {
+        let (id, top) = read(path)?;
+        if NewPrimitive::ALL.iter().any(|(_, k)| top.contains_key(*k)) {
+            ScenarioOf::from_top(id, top, &NewPrimitive::ALL).map(Self::New)
+        } else {
+            ScenarioOf::from_top(id, top, &Primitive::ALL).map(Self::Known)
+        }
     }
 }
 
@@ -291,24 +351,42 @@ impl<'a> Fields<'a> {
 /// this project's `conformance/cases` plus `../shared/cases` where present.
 #[must_use]
 pub fn scenario_dirs(args: &[String]) -> Vec<PathBuf> {
+    chosen_dirs(args).unwrap_or_else(|| default_dirs(&["cases"]))
+}
+
+/// As [`scenario_dirs`], plus by default the folders of the [`NewPrimitive`]s:
+/// `conformance/cases-rate-limiter` and `../shared/cases-rate-limiter` where
+/// present. For a runner that knows every primitive of this crate.
+#[must_use]
+pub fn all_scenario_dirs(args: &[String]) -> Vec<PathBuf> {
+    chosen_dirs(args).unwrap_or_else(|| default_dirs(&["cases", "cases-rate-limiter"]))
+}
+
+/// The directories the caller chose: the arguments, else `SEAWALL_CASES`.
+fn chosen_dirs(args: &[String]) -> Option<Vec<PathBuf>> {
     if !args.is_empty() {
-        return args.iter().map(PathBuf::from).collect();
+        return Some(args.iter().map(PathBuf::from).collect());
     }
-    if let Ok(list) = std::env::var("SEAWALL_CASES") {
-        let dirs: Vec<PathBuf> = list
-            .split(':')
-            .filter(|s| !s.is_empty())
-            .map(PathBuf::from)
-            .collect();
-        if !dirs.is_empty() {
-            return dirs;
-        }
-    }
+    let list = std::env::var("SEAWALL_CASES").ok()?;
+    let dirs: Vec<PathBuf> = list
+        .split(':')
+        .filter(|s| !s.is_empty())
+        .map(PathBuf::from)
+        .collect();
+    (!dirs.is_empty()).then_some(dirs)
+}
+
+/// For each folder name: this project's `conformance/<name>`, then the shared
+/// `../shared/<name>` where present.
+fn default_dirs(names: &[&str]) -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut dirs = vec![root.join("cases")];
-    let shared = root.join("../../shared/cases");
-    if shared.is_dir() {
-        dirs.push(shared);
+    let mut dirs = Vec::new();
+    for name in names {
+        dirs.push(root.join(name));
+        let shared = root.join("../../shared").join(name);
+        if shared.is_dir() {
+            dirs.push(shared);
+        }
     }
     dirs
 }
@@ -323,4 +401,28 @@ pub fn scenario_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
         .collect();
     files.sort();
     Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{all_scenario_dirs, scenario_dirs};
+
+    #[test]
+    fn only_the_full_runner_reads_the_new_primitives_folders() {
+        if std::env::var_os("SEAWALL_CASES").is_some() {
+            return; // the caller chose the folders
+        }
+        let names = |dirs: Vec<std::path::PathBuf>| -> Vec<String> {
+            dirs.iter()
+                .map(|d| d.file_name().unwrap().to_string_lossy().into_owned())
+                .collect()
+        };
+        let known = names(scenario_dirs(&[]));
+        assert!(known.iter().all(|n| n == "cases"), "{known:?}");
+        let all = names(all_scenario_dirs(&[]));
+        assert_eq!(all.first().map(String::as_str), Some("cases"));
+        assert!(all.contains(&"cases-rate-limiter".to_owned()), "{all:?}");
+        let chosen = vec!["x".to_owned()];
+        assert_eq!(all_scenario_dirs(&chosen), scenario_dirs(&chosen));
+    }
 }

@@ -77,6 +77,16 @@ pub enum Field {
     DegradedP99,
     /// `unhealthy_p99` of a health rule.
     UnhealthyP99,
+    /// `rate` of a rate limiter (cells per period).
+    Rate,
+    /// `period` of a rate limiter (nanoseconds in the core).
+    RatePeriod,
+    /// `burst` of a rate limiter.
+    Burst,
+    /// `n`, the cells one rate-limiter acquire takes (`1 ..= burst`).
+    CellsPerAcquire,
+    /// `N`, the slots of a keyed rate limiter's table.
+    RateLimiterSlots,
 }
 
 impl Field {
@@ -119,6 +129,11 @@ impl Field {
             Self::UnhealthyErrorRate => "health.unhealthy_error_rate",
             Self::DegradedP99 => "health.degraded_p99",
             Self::UnhealthyP99 => "health.unhealthy_p99",
+            Self::Rate => "rate_limiter.rate",
+            Self::RatePeriod => "rate_limiter.period",
+            Self::Burst => "rate_limiter.burst",
+            Self::CellsPerAcquire => "rate_limiter.n",
+            Self::RateLimiterSlots => "rate_limiter.slots",
         }
     }
 }

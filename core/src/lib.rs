@@ -3,8 +3,8 @@
 //! The fault-tolerance hot path of seawall: a lock-free, allocation-free `no_std`
 //! circuit breaker over exact sliding windows, deadline budgets, retry (backoff
 //! with jitter, retry budget, retry throttle, the retry decision), a permit
-//! semaphore with FIFO hand-off and load shedding, and windowed health,
-//! implementing `DESIGN.md` §0–8.
+//! semaphore with FIFO hand-off and load shedding, windowed health, and a GCRA
+//! rate limiter (single or keyed), implementing `DESIGN.md` §0–8 and §10.
 //!
 //! * **Time** is `u64` nanoseconds of a monotonic clock that the *caller* reads and
 //!   passes in as `now`; the core never reads a clock. Arithmetic saturates, and a
@@ -45,6 +45,7 @@ mod error;
 mod health;
 mod mix;
 mod outcome;
+mod rate_limiter;
 mod ratio;
 mod retry;
 mod rng;
@@ -64,6 +65,7 @@ pub use health::{
 };
 pub use mix::{mix64, pick};
 pub use outcome::Outcome;
+pub use rate_limiter::{KeyedRateLimiter, RateLimitError, RateLimiter, RateLimiterConfig};
 pub use ratio::{PPM, Ratio};
 pub use retry::{
     BUDGET_BUCKETS, Backoff, BackoffConfig, BackoffState, FailedAttempt, GiveUp, Jitter,

@@ -281,3 +281,89 @@ fn extreme_but_valid_values_do_not_panic() {
         "the saturated end is reachable"
     );
 }
+
+#[test]
+fn rate_limiter_fields() {
+    use seawall_core::{KeyedRateLimiter, RateLimiter, RateLimiterConfig};
+    let d = RateLimiterConfig::DEFAULT;
+    assert_eq!((d.rate, d.period_ns, d.burst), (100, 1_000_000_000, 10));
+    assert_eq!(d.emission_interval_ns(), 10_000_000);
+    assert_eq!(d.tolerance_ns(), 90_000_000);
+    assert!(RateLimiter::new(d).is_ok());
+    let cases = [
+        (
+            RateLimiterConfig { rate: 0, ..d },
+            Field::Rate,
+            Problem::Zero,
+        ),
+        (
+            RateLimiterConfig { period_ns: 0, ..d },
+            Field::RatePeriod,
+            Problem::Zero,
+        ),
+        (
+            RateLimiterConfig { burst: 0, ..d },
+            Field::Burst,
+            Problem::Zero,
+        ),
+        // T = ⌊period / rate⌋ must be at least 1 ns.
+        (
+            RateLimiterConfig {
+                rate: 1001,
+                period_ns: 1000,
+                ..d
+            },
+            Field::Rate,
+            Problem::OutOfRange { min: 1, max: 1000 },
+        ),
+        // Zeros are named first, rate before period before burst.
+        (
+            RateLimiterConfig {
+                rate: 0,
+                period_ns: 0,
+                burst: 0,
+            },
+            Field::Rate,
+            Problem::Zero,
+        ),
+    ];
+    for (cfg, field, problem) in cases {
+        let e = RateLimiter::new(cfg).expect_err("config must be refused");
+        assert_eq!((e.field, e.problem), (field, problem), "{cfg:?}");
+        assert_eq!(cfg.validate(), Err(e));
+        let k = KeyedRateLimiter::<4>::new(cfg, 0).expect_err("keyed too");
+        assert_eq!(k, e);
+    }
+    // The extremes that are valid: T = 1 ns, T = u64::MAX, the largest burst.
+    for cfg in [
+        RateLimiterConfig {
+            rate: 1000,
+            period_ns: 1000,
+            burst: 1,
+        },
+        RateLimiterConfig {
+            rate: 1,
+            period_ns: u64::MAX,
+            burst: u32::MAX,
+        },
+        RateLimiterConfig {
+            rate: u64::MAX,
+            period_ns: u64::MAX,
+            burst: u32::MAX,
+        },
+    ] {
+        assert!(RateLimiter::new(cfg).is_ok(), "{cfg:?}");
+    }
+    let e = RateLimiter::new(RateLimiterConfig {
+        rate: 5,
+        period_ns: 4,
+        burst: 1,
+    })
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "invalid rate_limiter.rate: must be between 1 and 4"
+    );
+    assert_eq!(Field::Burst.name(), "rate_limiter.burst");
+    assert_eq!(Field::RatePeriod.name(), "rate_limiter.period");
+}

@@ -212,3 +212,34 @@ fn retry_semaphore_and_health_paths_allocate_nothing() {
     assert_eq!(sem.snapshot().active, 0);
     assert!(health.snapshot(999_900_000).calls > 0);
 }
+
+#[test]
+fn rate_limiter_paths_allocate_nothing() {
+    use seawall_core::{KeyedRateLimiter, RateLimitError, RateLimiter, RateLimiterConfig};
+    // T = 1 ms, burst 3: admissions, rejections and refused cell counts all run.
+    let config = RateLimiterConfig {
+        rate: 1000,
+        period_ns: 1_000_000_000,
+        burst: 3,
+    };
+    let single = RateLimiter::new(config).unwrap();
+    let keyed: KeyedRateLimiter<64> = KeyedRateLimiter::new(config, 42).unwrap();
+    let (mut admitted, mut rejected, mut invalid) = (0u32, 0u32, 0u32);
+    let mut tally = |r: Result<(), RateLimitError>| match r {
+        Ok(()) => admitted += 1,
+        Err(RateLimitError::Rejected { .. }) => rejected += 1,
+        Err(RateLimitError::InvalidCells(_)) => invalid += 1,
+    };
+    let n = allocations_during(|| {
+        for i in 0..10_000u64 {
+            let now = i * 300_000;
+            let cells = (i % 5) as u32;
+            tally(single.try_acquire(cells, now));
+            tally(keyed.try_acquire(i % 100, cells, now));
+            std::hint::black_box(single.theoretical_arrival_ns());
+            std::hint::black_box(keyed.theoretical_arrival_ns(i));
+        }
+    });
+    assert_eq!(n, 0);
+    assert!(admitted > 0 && rejected > 0 && invalid > 0);
+}

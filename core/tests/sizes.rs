@@ -115,3 +115,20 @@ fn health_types() {
     // calls, errors, latencies 24 + Option<Ratio> 16 + three Option<u64> 48 + status
     assert_eq!(size_of::<HealthSnapshot>(), 96);
 }
+
+#[test]
+fn rate_limiter_types() {
+    use seawall_core::{KeyedRateLimiter, RateLimitError, RateLimiter, RateLimiterConfig};
+    // rate 8 + period 8 + burst u32 (padded to 8)
+    assert_eq!(size_of::<RateLimiterConfig>(), 24);
+    // the TAT on its own line + config 24 + emission interval 8 + tolerance 8
+    assert_eq!(size_of::<RateLimiter>(), round_up(LINE + 24 + 8 + 8));
+    assert_eq!(size_of::<RateLimiter>(), 256);
+    // the constants' line (config, interval, tolerance, key seed: 48) + 8·N slots
+    assert_eq!(size_of::<KeyedRateLimiter<128>>(), round_up(LINE + 128 * 8));
+    assert_eq!(size_of::<KeyedRateLimiter<128>>(), 1152);
+    assert_eq!(size_of::<KeyedRateLimiter<1>>(), 256);
+    // the larger payload, ConfigError: Field u8 + Problem (tag, two u64) 24, padded to
+    // 32; the variant tag takes a spare value of the payload's tags
+    assert_eq!(size_of::<RateLimitError>(), 32);
+}

@@ -6,14 +6,16 @@
 #![allow(dead_code)]
 
 use std::future::{Ready, ready};
+use std::num::NonZeroU32;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use failsafe::CircuitBreaker as _;
 use seawall_core::{
-    BreakerConfig, CircuitBreaker, CountWindow, Outcome, Priority, RetryBudget, RetryBudgetConfig,
-    Semaphore, SemaphoreConfig, State, TimeWindow, WindowConfig,
+    BreakerConfig, CircuitBreaker, CountWindow, Outcome, Priority, RateLimitError, RateLimiter,
+    RateLimiterConfig, RetryBudget, RetryBudgetConfig, Semaphore, SemaphoreConfig, State,
+    TimeWindow, WindowConfig,
 };
 use tower::Layer as _;
 use tower::Service;
@@ -271,6 +273,101 @@ pub fn tower_budget() -> TpsBudget {
 pub fn tower_budget_cycle(b: &TpsBudget) -> bool {
     b.deposit();
     b.withdraw()
+}
+
+// ---------------------------------------------------------------- rate limiters
+
+/// The quota every rate limiter gets for admitted checks: 10⁹ cells per second
+/// (T = 1 ns) in bursts of up to 2³² − 1 (τ ≈ 4.3 s). A run never exhausts it:
+/// each admission moves the TAT 1 ns, so only 4.3 × 10⁹ checks at one instant
+/// would, and every clock here moves at least as fast as the TAT falls behind.
+pub const RATE_ADMIT_PER_SEC: u32 = 1_000_000_000;
+
+/// seawall with the admitting quota.
+#[must_use]
+pub fn seawall_rate_limiter() -> RateLimiter {
+    RateLimiter::new(RateLimiterConfig {
+        rate: u64::from(RATE_ADMIT_PER_SEC),
+        period_ns: 1_000_000_000,
+        burst: u32::MAX,
+    })
+    .expect("a valid configuration")
+}
+
+/// seawall with one cell per hour and no burst, its cell taken at `T0`: every
+/// check at `T0` is rejected.
+#[must_use]
+pub fn seawall_rate_limiter_spent() -> RateLimiter {
+    let l = RateLimiter::new(RateLimiterConfig {
+        rate: 1,
+        period_ns: 3_600_000_000_000,
+        burst: 1,
+    })
+    .expect("a valid configuration");
+    l.try_acquire(1, T0).expect("a rested limiter admits");
+    l
+}
+
+/// One check: take one cell at `now`.
+#[inline]
+pub fn seawall_rate_check(l: &RateLimiter, now: u64) -> Result<(), RateLimitError> {
+    l.try_acquire(1, now)
+}
+
+/// governor's direct (unkeyed, in-memory) limiter on its default clock
+/// (`quanta`, read on every check).
+pub type Governor = governor::DefaultDirectRateLimiter;
+/// governor's direct limiter on its fake clock (an `Arc<AtomicU64>` that only
+/// moves when told): the same check without a clock read.
+pub type GovernorFakeClock = governor::RateLimiter<
+    governor::state::NotKeyed,
+    governor::state::InMemoryState,
+    governor::clock::FakeRelativeClock,
+    governor::middleware::NoOpMiddleware<governor::nanos::Nanos>,
+>;
+
+fn governor_admitting_quota() -> governor::Quota {
+    governor::Quota::per_second(NonZeroU32::new(RATE_ADMIT_PER_SEC).expect("non-zero"))
+        .allow_burst(NonZeroU32::MAX)
+}
+
+fn governor_spent_quota() -> governor::Quota {
+    governor::Quota::per_hour(NonZeroU32::MIN)
+}
+
+/// governor with the admitting quota, on its default clock.
+#[must_use]
+pub fn governor() -> Governor {
+    governor::RateLimiter::direct(governor_admitting_quota())
+}
+
+/// governor with the admitting quota, on a fake clock that stands still.
+#[must_use]
+pub fn governor_fake_clock() -> GovernorFakeClock {
+    governor::RateLimiter::direct_with_clock(
+        governor_admitting_quota(),
+        governor::clock::FakeRelativeClock::default(),
+    )
+}
+
+/// governor with one cell per hour, its cell taken: every check for the next
+/// hour is rejected.
+#[must_use]
+pub fn governor_spent() -> Governor {
+    let g = governor::RateLimiter::direct(governor_spent_quota());
+    g.check().expect("a rested limiter admits");
+    g
+}
+
+/// As [`governor_spent`], on a fake clock that stands still.
+#[must_use]
+pub fn governor_fake_clock_spent() -> GovernorFakeClock {
+    let g = governor::RateLimiter::direct_with_clock(
+        governor_spent_quota(),
+        governor::clock::FakeRelativeClock::default(),
+    );
+    g.check().expect("a rested limiter admits");
+    g
 }
 
 // ---------------------------------------------------------------- trips

@@ -314,5 +314,6 @@ impl Model {
 }
 
 pub mod health;
+pub mod rate_limiter;
 pub mod retry;
 pub mod semaphore;
