@@ -60,7 +60,10 @@ def test_four_processes_open_it_once_and_probe_within_half_open_max_calls(region
 def test_another_configuration_is_refused(region):
     seawall.CircuitBreaker(shared=region, **_mp_workers.CONFIG)
     other = dict(_mp_workers.CONFIG, minimum_calls=4)
-    with pytest.raises(seawall.SharedRegionError, match="another configuration"):
+    with pytest.raises(
+        seawall.SharedRegionError,
+        match="another configuration: minimum_calls differs",
+    ):
         seawall.CircuitBreaker(shared=region, **other)
 
 
