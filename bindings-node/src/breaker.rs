@@ -427,14 +427,18 @@ pub fn breaker_control(h: f64, action: String) -> Result<()> {
 /// breaker.
 #[napi]
 pub fn breaker_reclaim_abandoned(h: f64) -> Result<f64> {
-    with(h, |inner| inner.breaker.reclaim_abandoned(monotonic_ns()) as f64)
+    with(h, |inner| {
+        inner.breaker.reclaim_abandoned(monotonic_ns()) as f64
+    })
 }
 
 /// `[shared, created]`: whether breaker `h` lives in a shared region, and
 /// whether this handle created it (always true for a local breaker).
 #[napi]
 pub fn breaker_placement(h: f64) -> Result<Vec<bool>> {
-    with(h, |inner| vec![inner.breaker.is_shared(), inner.breaker.created()])
+    with(h, |inner| {
+        vec![inner.breaker.is_shared(), inner.breaker.created()]
+    })
 }
 
 /// Remove the shared breaker `name` (a missing one is fine). Processes attached

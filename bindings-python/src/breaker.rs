@@ -47,7 +47,9 @@ pub struct BreakerCore {
 }
 
 fn state_of(word: u64) -> &'static str {
-    Observed::from_word(word).map_or(State::Closed, |o| o.state).name()
+    Observed::from_word(word)
+        .map_or(State::Closed, |o| o.state)
+        .name()
 }
 
 impl BreakerCore {
