@@ -85,6 +85,6 @@ test('attaching with another configuration is ESHAREDMISMATCH', (t) => {
   // The native message names the option that differs.
   assert.throws(() => new CircuitBreaker({ shared: name, minimumCalls: 11, openDurationMs: 5 }), {
     code: 'ESHAREDMISMATCH',
-    message: /another configuration: minimum_calls and open_duration differ/,
+    message: /another configuration: minimumCalls and openDurationMs differ/,
   });
 });

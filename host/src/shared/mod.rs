@@ -240,15 +240,11 @@ impl fmt::Display for RegionError {
                 expected,
                 differing,
             } => {
-                f.write_str("region was created with another configuration")?;
-                if !differing.is_empty() {
-                    let names: Vec<&str> = differing.iter().map(|d| d.name()).collect();
-                    let verb = if names.len() == 1 { "differs" } else { "differ" };
-                    write!(f, ": {} {verb}", list(&names))?;
-                }
+                let names: Vec<&str> = differing.iter().map(|d| d.name()).collect();
                 write!(
                     f,
-                    " (fingerprint {found:#018x}, this one {expected:#018x})"
+                    "{} (fingerprint {found:#018x}, this one {expected:#018x})",
+                    mismatch_message(&names)
                 )
             }
             Self::Timeout { path, waited } => write!(
@@ -261,12 +257,16 @@ impl fmt::Display for RegionError {
     }
 }
 
-/// `a`, `a and b`, `a, b and c`.
-fn list(names: &[&str]) -> String {
+/// What a [`RegionError::ConfigMismatch`] says, with the differing fields
+/// called `names` (a binding passes its own option names):
+/// `region was created with another configuration: a, b and c differ`.
+#[must_use]
+pub fn mismatch_message(names: &[&str]) -> String {
+    let lead = "region was created with another configuration";
     match names {
-        [] => String::new(),
-        [one] => (*one).to_owned(),
-        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+        [] => lead.to_owned(),
+        [one] => format!("{lead}: {one} differs"),
+        [init @ .., last] => format!("{lead}: {} and {last} differ", init.join(", ")),
     }
 }
 
