@@ -100,7 +100,11 @@ impl Agreement {
             }
         };
         for (i, (field, words)) in self.fields.iter().enumerate() {
-            if other.fields.get(i) != Some(&(*field, words.clone())) {
+            if other
+                .fields
+                .get(i)
+                .is_none_or(|(f, w)| f != field || w != words)
+            {
                 note(*field);
             }
         }
