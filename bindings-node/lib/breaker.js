@@ -16,7 +16,7 @@ const { checkSignal } = require('./abort');
 const { breakerAcquire, breakerRecord, breakerStateWord } = fast;
 
 const SLOTS = 4096; // permit = epoch · SLOTS + slot (src/breaker.rs)
-const STATE_SHIFT = 2 ** 28; // stateWord = state · 2^28 + epoch
+const STATE_SHIFT = 2 ** 32; // stateWord = state · 2^32 + epoch (seawall_host::breaker::Observed::word)
 const SUCCESS = 0;
 const FAILURE = 1;
 const IGNORED = 2;

@@ -1,9 +1,9 @@
-//! The circuit breaker (DESIGN §3) as JavaScript sees it.
-//!
-//! A breaker lives in this process (a core `CircuitBreaker` whose window type is
-//! the smallest that fits the configuration, so the default breaker is about
-//! 1 KiB) or in a region shared by every process of the host
-//! (`seawall_host::breaker::Breaker::open_shared`, with its single-use permit table).
+//! The circuit breaker (DESIGN §3) as JavaScript sees it: Node-API glue over
+//! `seawall_host::breaker::Breaker`, in this process without a permit table
+//! (`new_without_permit_table`: the JS layer records each permit once; the
+//! window type is the smallest that fits, so the default breaker is about
+//! 1 KiB) or in a region shared by every process of the host (`open_shared`,
+//! with its single-use permit table).
 //!
 //! # Numbers that cross the boundary
 //! * **Permit**: `epoch · 4096 + slot` (an integer below 2⁴⁰, exact in an `f64`).
@@ -17,16 +17,15 @@
 //!   with `ns` nanoseconds until the open period ends (capped at 2⁵²).
 //! * **Record** returns the breaker's epoch after recording, so the JS layer
 //!   notices a transition (its own or another process's) without another call.
+//! * **State word**: the host's transition word (`Observed::word`,
+//!   `state · 2³² + epoch`), decoded by `lib/breaker.js`.
 
 use std::cell::Cell;
 
 use napi::bindgen_prelude::External;
 use napi::{Error, Result, Status};
 use napi_derive::napi;
-use seawall_core::{
-    BreakerConfig, BreakerMetrics, CircuitBreaker, CountWindow, Outcome, PermitToken, Rejected,
-    State, TimeWindow, WindowConfig,
-};
+use seawall_core::{BreakerConfig, BreakerMetrics, Outcome, Rejected, State, WindowConfig};
 use seawall_host::breaker::{AcquireError, Breaker, Permit};
 use seawall_host::clock::monotonic_ns;
 use seawall_host::permits::PERMIT_SLOTS;
@@ -132,58 +131,11 @@ pub fn breaker_config(c: &NativeBreakerConfig) -> Result<BreakerConfig> {
     Ok(cfg)
 }
 
-/// A breaker in this process, over the smallest window type that fits.
-enum Local {
-    C32(Box<CircuitBreaker<CountWindow<32>>>),
-    C128(Box<CircuitBreaker<CountWindow<128>>>),
-    C1024(Box<CircuitBreaker<CountWindow<1024>>>),
-    T10(Box<CircuitBreaker<TimeWindow<10>>>),
-    T32(Box<CircuitBreaker<TimeWindow<32>>>),
-    T128(Box<CircuitBreaker<TimeWindow<128>>>),
-}
-
-macro_rules! each_local {
-    ($l:expr, $b:ident => $e:expr) => {
-        match $l {
-            Local::C32($b) => $e,
-            Local::C128($b) => $e,
-            Local::C1024($b) => $e,
-            Local::T10($b) => $e,
-            Local::T32($b) => $e,
-            Local::T128($b) => $e,
-        }
-    };
-}
-
-impl Local {
-    fn new(cfg: BreakerConfig) -> Result<(Self, usize)> {
-        fn boxed<W: seawall_core::SlidingWindow>(
-            cfg: BreakerConfig,
-        ) -> Result<Box<CircuitBreaker<W>>> {
-            CircuitBreaker::new(cfg).map(Box::new).map_err(config_error)
-        }
-        let local = match cfg.window {
-            WindowConfig::Count { size } if size <= 32 => Self::C32(boxed(cfg)?),
-            WindowConfig::Count { size } if size <= 128 => Self::C128(boxed(cfg)?),
-            WindowConfig::Count { .. } => Self::C1024(boxed(cfg)?),
-            WindowConfig::Time { buckets, .. } if buckets <= 10 => Self::T10(boxed(cfg)?),
-            WindowConfig::Time { buckets, .. } if buckets <= 32 => Self::T32(boxed(cfg)?),
-            WindowConfig::Time { .. } => Self::T128(boxed(cfg)?),
-        };
-        let size = each_local!(&local, b => size_of_val(&**b));
-        Ok((local, size))
-    }
-}
-
-/// A shared breaker and the high halves of the permit ids this handle holds.
-struct Shared {
+/// A breaker and, for one with a permit table (a shared one), the high halves
+/// of the permit ids this handle holds.
+struct Inner {
     breaker: Breaker,
-    id_high: Box<[Cell<u32>]>,
-}
-
-enum Inner {
-    Local(Local),
-    Shared(Shared),
+    id_high: Option<Box<[Cell<u32>]>>,
 }
 
 fn outcome_of(code: u32) -> Outcome {
@@ -319,19 +271,6 @@ fn with<R>(h: f64, f: impl FnOnce(&Inner) -> R) -> Result<R> {
     BREAKERS.with(|r| r.with(h, f))
 }
 
-/// Run `$e` with `$b` bound to whatever answers the plain core calls.
-macro_rules! each {
-    ($inner:expr, $b:ident => $e:expr) => {
-        match $inner {
-            Inner::Local(l) => each_local!(l, $b => $e),
-            Inner::Shared(s) => {
-                let $b = &s.breaker;
-                $e
-            }
-        }
-    };
-}
-
 /// A breaker in this process, or (with `shared`) the breaker named `shared` in
 /// `/dev/shm`, created or attached. Returns the token that owns it (its handle:
 /// `handleOf`). Throws on an invalid configuration or a region that cannot be
@@ -339,19 +278,22 @@ macro_rules! each {
 #[napi]
 pub fn breaker_new(config: NativeBreakerConfig, shared: Option<String>) -> Result<External<Token>> {
     let cfg = breaker_config(&config)?;
-    let (inner, size) = match shared {
-        None => {
-            let (local, size) = Local::new(cfg)?;
-            (Inner::Local(local), size)
-        }
-        Some(name) => {
-            let breaker =
-                Breaker::open_shared(&name, &cfg, &OpenOptions::default()).map_err(region_error)?;
-            let id_high = (0..PERMIT_SLOTS).map(|_| Cell::new(0)).collect();
-            let size = PERMIT_SLOTS * size_of::<Cell<u32>>();
-            (Inner::Shared(Shared { breaker, id_high }), size)
-        }
+    let inner = match shared {
+        None => Inner {
+            breaker: Breaker::new_without_permit_table(cfg).map_err(config_error)?,
+            id_high: None,
+        },
+        Some(name) => Inner {
+            breaker: Breaker::open_shared(&name, &cfg, &OpenOptions::default())
+                .map_err(region_error)?,
+            id_high: Some((0..PERMIT_SLOTS).map(|_| Cell::new(0)).collect()),
+        },
     };
+    let size = inner.breaker.local_size()
+        + inner
+            .id_high
+            .as_ref()
+            .map_or(0, |h| h.len() * size_of::<Cell<u32>>());
     let handle = BREAKERS.with(|r| r.insert(inner))?;
     // The size hint tells V8 how much native memory the small token keeps alive,
     // so that dropped breakers are collected in time.
@@ -370,20 +312,17 @@ pub fn breaker_acquire_at(h: f64, now_ms: f64) -> Result<f64> {
 }
 
 fn acquire_ns(inner: &Inner, now: u64) -> f64 {
-    match inner {
-        Inner::Local(l) => each_local!(l, b => match b.acquire_token(now) {
-            Ok(t) => (u64::from(t.epoch) * SLOTS) as f64,
-            Err(r) => rejection_code(r),
-        }),
-        Inner::Shared(s) => match s.breaker.try_acquire(now) {
-            Ok(p) => {
-                let slot = (p.id & 0xFFFF_FFFF) as usize % PERMIT_SLOTS;
-                s.id_high[slot].set((p.id >> 32) as u32);
-                (u64::from(p.epoch) * SLOTS + slot as u64) as f64
+    match inner.breaker.try_acquire(now) {
+        Ok(p) => {
+            // Without a permit table the id is 0 and the code is `epoch · SLOTS`.
+            let slot = (p.id & 0xFFFF_FFFF) as usize % PERMIT_SLOTS;
+            if let Some(high) = &inner.id_high {
+                high[slot].set((p.id >> 32) as u32);
             }
-            Err(AcquireError::Rejected(r)) => rejection_code(r),
-            Err(AcquireError::PermitsExhausted) => -3.0,
-        },
+            (u64::from(p.epoch) * SLOTS + slot as u64) as f64
+        }
+        Err(AcquireError::Rejected(r)) => rejection_code(r),
+        Err(AcquireError::PermitsExhausted) => -3.0,
     }
 }
 
@@ -412,34 +351,31 @@ pub fn breaker_record_at(
 
 fn record_ns(inner: &Inner, code: f64, outcome: u32, duration: u64, now: u64) -> Result<u32> {
     let (epoch, slot) = split_code(code);
-    let outcome = outcome_of(outcome);
-    match inner {
-        Inner::Local(l) => each_local!(l, b => {
-            b.record_token(PermitToken { epoch }, outcome, duration, now);
-            Ok(b.epoch())
-        }),
-        Inner::Shared(s) => {
-            let id = (u64::from(s.id_high[slot].get()) << 32) | slot as u64;
-            s.breaker
-                .record(Permit { id, epoch }, outcome, duration, now)
-                .map_err(|e| {
-                    Error::new(
-                        Status::GenericFailure,
-                        format!("EPERMIT permit not usable: {e:?}"),
-                    )
-                })?;
-            Ok(s.breaker.epoch())
-        }
-    }
+    let id = inner
+        .id_high
+        .as_ref()
+        .map_or(0, |high| (u64::from(high[slot].get()) << 32) | slot as u64);
+    inner
+        .breaker
+        .record(Permit { id, epoch }, outcome_of(outcome), duration, now)
+        .map_err(|e| {
+            Error::new(
+                Status::GenericFailure,
+                format!("EPERMIT permit not usable: {e:?}"),
+            )
+        })?;
+    Ok(inner.breaker.epoch())
 }
 
-/// `state · 2²⁸ + epoch` of breaker `h`: state 0 closed, 1 open, 2 half-open,
-/// 3 forced open, 4 disabled. One call for the JS layer's transition check.
+/// The transition word of breaker `h` (`seawall_host::breaker::Observed::word`:
+/// `state · 2³² + epoch`, state 0 closed, 1 open, 2 half-open, 3 forced open,
+/// 4 disabled). One call for the JS layer's transition check.
 pub fn breaker_state_word(h: f64) -> Result<f64> {
-    with(h, |inner| {
-        let (state, epoch) = each!(inner, b => (b.state(), b.epoch()));
-        f64::from(state as u8) * f64::from(1u32 << 28) + f64::from(epoch)
-    })
+    #[allow(
+        clippy::cast_precision_loss,
+        reason = "a transition word is below 2^35, exact in an f64"
+    )]
+    with(h, |inner| inner.breaker.observe().word() as f64)
 }
 
 /// What a rejection in open would report at `now_ms` (default: now), in ms, or
@@ -447,9 +383,7 @@ pub fn breaker_state_word(h: f64) -> Result<f64> {
 #[napi]
 pub fn breaker_retry_after_ms(h: f64, now_ms: Option<f64>) -> Result<Option<f64>> {
     let now = now_ms.map_or_else(monotonic_ns, ms_to_ns);
-    with(h, |inner| {
-        each!(inner, b => b.retry_after(now)).map(ns_to_ms)
-    })
+    with(h, |inner| inner.breaker.retry_after(now).map(ns_to_ms))
 }
 
 /// A snapshot of breaker `h` as of `now_ms` (default: now). Reading changes
@@ -457,12 +391,9 @@ pub fn breaker_retry_after_ms(h: f64, now_ms: Option<f64>) -> Result<Option<f64>
 #[napi]
 pub fn breaker_metrics(h: f64, now_ms: Option<f64>) -> Result<NativeBreakerMetrics> {
     let now = now_ms.map_or_else(monotonic_ns, ms_to_ns);
-    with(h, |inner| match inner {
-        Inner::Local(l) => each_local!(l, b => metrics_object(&b.metrics(now), None)),
-        Inner::Shared(s) => {
-            let m = s.breaker.metrics(now);
-            metrics_object(&m.core, Some(m.permits_outstanding))
-        }
+    with(h, |inner| {
+        let m = inner.breaker.metrics(now);
+        metrics_object(&m.core, m.permits_outstanding)
     })
 }
 
@@ -473,15 +404,15 @@ pub fn breaker_metrics(h: f64, now_ms: Option<f64>) -> Result<NativeBreakerMetri
 pub fn breaker_control(h: f64, action: String) -> Result<()> {
     with(h, |inner| match action.as_str() {
         "forceOpen" => {
-            each!(inner, b => b.force_open());
+            inner.breaker.force_open();
             Ok(())
         }
         "disable" => {
-            each!(inner, b => b.disable());
+            inner.breaker.disable();
             Ok(())
         }
         "reset" => {
-            each!(inner, b => b.reset());
+            inner.breaker.reset();
             Ok(())
         }
         other => Err(Error::new(
@@ -496,9 +427,8 @@ pub fn breaker_control(h: f64, action: String) -> Result<()> {
 /// breaker.
 #[napi]
 pub fn breaker_reclaim_abandoned(h: f64) -> Result<f64> {
-    with(h, |inner| match inner {
-        Inner::Local(_) => 0.0,
-        Inner::Shared(s) => s.breaker.reclaim_abandoned(monotonic_ns()) as f64,
+    with(h, |inner| {
+        inner.breaker.reclaim_abandoned(monotonic_ns()) as f64
     })
 }
 
@@ -506,9 +436,8 @@ pub fn breaker_reclaim_abandoned(h: f64) -> Result<f64> {
 /// whether this handle created it (always true for a local breaker).
 #[napi]
 pub fn breaker_placement(h: f64) -> Result<Vec<bool>> {
-    with(h, |inner| match inner {
-        Inner::Local(_) => vec![false, true],
-        Inner::Shared(s) => vec![true, s.breaker.created()],
+    with(h, |inner| {
+        vec![inner.breaker.is_shared(), inner.breaker.created()]
     })
 }
 

@@ -4,7 +4,7 @@
 
 use napi::{Error, Status};
 use seawall_core::{ConfigError, Field, Problem, Ratio};
-use seawall_host::shared::RegionError;
+use seawall_host::shared::{RegionError, mismatch_message};
 
 /// `f64` milliseconds to whole nanoseconds, rounded to nearest; negative and NaN
 /// become 0, huge values saturate (the JS layer rejects those before they get
@@ -110,6 +110,7 @@ fn js_field(field: Field) -> (&'static str, Unit) {
         Field::MaxAttempts => ("attempts", Count),
         Field::RetryBudgetTtl => ("ttlMs", Ms),
         Field::PercentCanRetry => ("percentCanRetry", Percent),
+        Field::MinRetriesPerSec => ("minRetriesPerSec", Count),
         Field::MaxTokens => ("maxTokens", Count),
         Field::TokenRatio => ("tokenRatio", Count),
         Field::MaxConcurrent => ("maxConcurrent", Count),
@@ -169,9 +170,15 @@ pub fn region_error(e: RegionError) -> Error {
     match e {
         RegionError::Config(c) => config_error(c),
         RegionError::BadName(_) => Error::new(Status::InvalidArg, format!("shared: {e}")),
-        RegionError::ConfigMismatch { .. }
-        | RegionError::VersionMismatch(_)
-        | RegionError::LayoutMismatch { .. } => {
+        // Named as JavaScript spells the options, not as DESIGN.md does.
+        RegionError::ConfigMismatch { differing, .. } => {
+            let names: Vec<&str> = differing.iter().map(|f| js_field(*f).0).collect();
+            Error::new(
+                Status::GenericFailure,
+                format!("ESHAREDMISMATCH {}", mismatch_message(&names)),
+            )
+        }
+        RegionError::VersionMismatch(_) | RegionError::LayoutMismatch { .. } => {
             Error::new(Status::GenericFailure, format!("ESHAREDMISMATCH {e}"))
         }
         other => Error::new(Status::GenericFailure, format!("ESHARED {other}")),

@@ -115,8 +115,14 @@ test('4 worker processes share one bulkhead: never more than maxConcurrent at on
   assert.deepEqual(occupancy(mine), { active: 0, queued: 0, permits: 0, tickets: 0 });
 
   // Another configuration cannot attach.
-  assert.throws(() => new Bulkhead({ shared: name, maxConcurrent: 4, maxQueue: 16 }), { code: 'ESHAREDMISMATCH' });
-  assert.throws(() => new Bulkhead({ shared: name, maxConcurrent: 3, maxQueue: 16, shares: { low: 50 } }), { code: 'ESHAREDMISMATCH' });
+  assert.throws(() => new Bulkhead({ shared: name, maxConcurrent: 4, maxQueue: 16 }), {
+    code: 'ESHAREDMISMATCH',
+    message: /: maxConcurrent differs\)$/,
+  });
+  assert.throws(() => new Bulkhead({ shared: name, maxConcurrent: 3, maxQueue: 16, shares: { low: 50 } }), {
+    code: 'ESHAREDMISMATCH',
+    message: /: shares differs\)$/,
+  });
   await Promise.all([0, 1, 2].map((i) => ask(workers[i], 'exit')));
 });
 

@@ -117,13 +117,18 @@ test('attaching a shared budget or throttle with other options is ESHAREDMISMATC
     assert.equal(e.code, 'ESHAREDMISMATCH');
     assert.equal(e.shared, name);
     assert.match(e.message, /^shared retry budget '.*' exists with another configuration: every process must give it the same ttlMs, minRetriesPerSec and percentCanRetry \(/);
+    assert.match(e.message, /: percentCanRetry differs\)$/);
     return true;
   });
-  // The defaults are another configuration too.
-  assert.throws(() => new RetryBudget({ shared: name }), { code: 'ESHAREDMISMATCH' });
+  // The defaults are another configuration too: every option differs.
+  assert.throws(() => new RetryBudget({ shared: name }), {
+    code: 'ESHAREDMISMATCH',
+    message: /: ttlMs, minRetriesPerSec and percentCanRetry differ\)$/,
+  });
   assert.throws(() => new RetryThrottle({ shared: name, maxTokens: 10, tokenRatio: 0.4 }), (e) => {
     assert.equal(e.code, 'ESHAREDMISMATCH');
     assert.match(e.message, /^shared retry throttle '.*' exists with another configuration: every process must give it the same maxTokens and tokenRatio \(/);
+    assert.match(e.message, /: tokenRatio differs\)$/);
     return true;
   });
   // tokenRatio is kept to 3 decimals (gRPC A6): 0.5004 is the same configuration.

@@ -82,4 +82,9 @@ test('attaching with another configuration is ESHAREDMISMATCH', (t) => {
   const a = new CircuitBreaker({ shared: name, minimumCalls: 10 });
   assert.equal(a.state, 'closed');
   assert.throws(() => new CircuitBreaker({ shared: name, minimumCalls: 11 }), { code: 'ESHAREDMISMATCH' });
+  // The native message names the option that differs.
+  assert.throws(() => new CircuitBreaker({ shared: name, minimumCalls: 11, openDurationMs: 5 }), {
+    code: 'ESHAREDMISMATCH',
+    message: /another configuration: minimumCalls and openDurationMs differ/,
+  });
 });

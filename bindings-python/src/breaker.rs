@@ -1,27 +1,24 @@
-//! The circuit breaker behind `seawall.CircuitBreaker` (DESIGN §3).
+//! The circuit breaker behind `seawall.CircuitBreaker` (DESIGN §3): Python glue
+//! over `seawall_host::breaker::Breaker`, which is the breaker itself, in this
+//! process (`new_without_permit_table`: the permit objects below are single-use
+//! by themselves) or in a region shared by every process of the host
+//! (`open_shared`, whose permit table makes each permit single-use across
+//! processes and lets `reclaim_abandoned` give back the permits of dead workers).
 //!
-//! A breaker lives in this process (the core breaker itself, a count window of up
-//! to 1 024 calls or a time window of up to 128 buckets) or in a region shared by
-//! every process of the host (`seawall_host::breaker::Breaker::open_shared`, whose
-//! permit table makes each permit single-use across processes and lets
-//! `reclaim_abandoned` give back the permits of dead workers).
-//!
-//! Permits cross into Python as [`BreakerPermit`] objects that record once; the
-//! Rust decorator path ([`crate::guarded`]) never makes one: it acquires, calls and
-//! records without leaving Rust. Transitions are noticed by polling the breaker's
-//! epoch after each operation (so changes made by other processes are seen too)
-//! and reported to a Python hook when one is set.
+//! What stays here is Python's: permits cross into Python as [`BreakerPermit`]
+//! objects that record once; the Rust decorator path ([`crate::guarded`]) never
+//! makes one: it acquires, calls and records without leaving Rust. Transitions
+//! are noticed by comparing the breaker's observed state and epoch (the host's
+//! transition word) after each operation, so changes made by other processes
+//! are seen too, and reported to a Python hook when one is set.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use seawall_core::{
-    BreakerConfig, CircuitBreaker, CountWindow, Outcome, PermitToken, Rejected, State, TimeWindow,
-    WindowConfig,
-};
-use seawall_host::breaker::{AcquireError, Breaker as SharedBreaker, Permit as SharedPermit};
+use seawall_core::{BreakerConfig, Outcome, Rejected, State, WindowConfig};
+use seawall_host::breaker::{AcquireError, Breaker as HostBreaker, Observed, Permit};
 use seawall_host::permits::PermitError;
 use seawall_host::shared::{OpenOptions, RegionError};
 
@@ -29,84 +26,39 @@ use crate::classify::{Classifier, outcome_from, outcome_name};
 use crate::errors;
 use crate::time::{Clock, count, factor, ns_to_secs, opt_secs_to_ns, percent, secs_to_ns};
 
-/// Largest count window of a breaker in this process (as for a shared one).
+/// Largest count window of a breaker (in this process or shared).
 pub const COUNT_CAPACITY: usize = seawall_host::breaker::COUNT_WINDOW_CAPACITY;
-/// Largest time window (buckets) of a breaker in this process.
+/// Largest time window (buckets) of a breaker.
 pub const TIME_CAPACITY: usize = seawall_host::breaker::TIME_WINDOW_CAPACITY;
-
-enum Backend {
-    Count(Box<CircuitBreaker<CountWindow<COUNT_CAPACITY>>>),
-    Time(Box<CircuitBreaker<TimeWindow<TIME_CAPACITY>>>),
-    Shared(SharedBreaker),
-}
-
-/// What an admitted call holds until its outcome is recorded.
-#[derive(Clone, Copy, Debug)]
-pub enum Held {
-    /// A breaker in this process: the epoch of admission.
-    Token(PermitToken),
-    /// A shared breaker: a single-use permit of its permit table.
-    Shared(SharedPermit),
-}
-
-impl Held {
-    fn epoch(self) -> u32 {
-        match self {
-            Self::Token(t) => t.epoch,
-            Self::Shared(p) => p.epoch,
-        }
-    }
-}
 
 /// Everything one breaker is; shared (`Arc`) by its Python object, its permits and
 /// every decorated function.
 pub struct BreakerCore {
-    backend: Backend,
+    breaker: HostBreaker,
     pub(crate) clock: Clock,
     name: Option<String>,
     classifier: Classifier,
     /// Whether a transition hook is set (checked on every call, without a lock).
     watching: AtomicBool,
     hook: Mutex<Option<Py<PyAny>>>,
-    /// The last (epoch, state) this process reported: `epoch << 8 | state`.
+    /// The last state and epoch this process reported, as the host's
+    /// transition word ([`Observed::word`]).
     last_seen: AtomicU64,
 }
 
-macro_rules! each {
-    ($self:expr, $b:ident => $e:expr) => {
-        match &$self.backend {
-            Backend::Count($b) => $e,
-            Backend::Time($b) => $e,
-            Backend::Shared($b) => $e,
-        }
-    };
-}
-
-fn pack(state: State, epoch: u32) -> u64 {
-    (u64::from(epoch) << 8) | state as u64
-}
-
-fn state_of(bits: u64) -> &'static str {
-    match bits & 0xFF {
-        1 => State::Open.name(),
-        2 => State::HalfOpen.name(),
-        3 => State::ForcedOpen.name(),
-        4 => State::Disabled.name(),
-        _ => State::Closed.name(),
-    }
+fn state_of(word: u64) -> &'static str {
+    Observed::from_word(word)
+        .map_or(State::Closed, |o| o.state)
+        .name()
 }
 
 impl BreakerCore {
     /// Ask to make one call at `now` (ns): a permit, or `CircuitOpenError`.
-    pub fn acquire(&self, py: Python<'_>, now: u64) -> PyResult<Held> {
-        let got = match &self.backend {
-            Backend::Count(b) => b.acquire_token(now).map(Held::Token).map_err(Some),
-            Backend::Time(b) => b.acquire_token(now).map(Held::Token).map_err(Some),
-            Backend::Shared(b) => b.try_acquire(now).map(Held::Shared).map_err(|e| match e {
-                AcquireError::Rejected(r) => Some(r),
-                AcquireError::PermitsExhausted => None,
-            }),
-        };
+    pub fn acquire(&self, py: Python<'_>, now: u64) -> PyResult<Permit> {
+        let got = self.breaker.try_acquire(now).map_err(|e| match e {
+            AcquireError::Rejected(r) => Some(r),
+            AcquireError::PermitsExhausted => None,
+        });
         match got {
             Ok(held) => {
                 self.notice(py);
@@ -136,24 +88,17 @@ impl BreakerCore {
     }
 
     /// Record how a call admitted with `held` ended (exactly once per permit).
-    pub fn record(&self, py: Python<'_>, held: Held, outcome: Outcome, duration: u64, now: u64) {
+    pub fn record(&self, py: Python<'_>, held: Permit, outcome: Outcome, duration: u64, now: u64) {
         self.record_quiet(held, outcome, duration, now);
         self.notice(py);
     }
 
     /// [`record`](Self::record) without noticing transitions (for drops, where
     /// Python code must not run).
-    fn record_quiet(&self, held: Held, outcome: Outcome, duration: u64, now: u64) {
-        match (&self.backend, held) {
-            (Backend::Count(b), Held::Token(t)) => b.record_token(t, outcome, duration, now),
-            (Backend::Time(b), Held::Token(t)) => b.record_token(t, outcome, duration, now),
-            (Backend::Shared(b), Held::Shared(p)) => {
-                // The permit objects guard single use; a failure here would mean a
-                // permit of another breaker, which `Held` cannot carry.
-                let _: Result<(), PermitError> = b.record(p, outcome, duration, now);
-            }
-            _ => {}
-        }
+    fn record_quiet(&self, held: Permit, outcome: Outcome, duration: u64, now: u64) {
+        // The permit objects guard single use, and a permit only ever goes back
+        // to the breaker that issued it: a failure here cannot happen.
+        let _: Result<(), PermitError> = self.breaker.record(held, outcome, duration, now);
     }
 
     /// Record the outcome of a call that raised `err`, classified by this
@@ -161,7 +106,7 @@ impl BreakerCore {
     pub fn record_error(
         &self,
         py: Python<'_>,
-        held: Held,
+        held: Permit,
         err: &Bound<'_, PyAny>,
         start: u64,
     ) -> Outcome {
@@ -172,23 +117,7 @@ impl BreakerCore {
     }
 
     fn state(&self) -> State {
-        each!(self, b => b.state())
-    }
-
-    fn epoch(&self) -> u32 {
-        each!(self, b => b.epoch())
-    }
-
-    /// State and epoch read together (the epoch changes with every state change,
-    /// so an unchanged epoch around the state read makes them one snapshot).
-    fn observed(&self) -> (State, u32) {
-        loop {
-            let e = self.epoch();
-            let s = self.state();
-            if self.epoch() == e {
-                return (s, e);
-            }
-        }
+        self.breaker.state()
     }
 
     /// If the breaker moved on since this process last looked, tell the hook
@@ -198,8 +127,8 @@ impl BreakerCore {
         if !self.watching.load(Ordering::Relaxed) {
             return;
         }
-        let (state, epoch) = self.observed();
-        let now = pack(state, epoch);
+        let observed = self.breaker.observe();
+        let now = observed.word();
         let before = self.last_seen.load(Ordering::Acquire);
         if before == now
             || self
@@ -216,7 +145,7 @@ impl BreakerCore {
             .as_ref()
             .map(|h| h.clone_ref(py));
         if let Some(hook) = hook
-            && let Err(e) = hook.call1(py, (state_of(before), state_of(now)))
+            && let Err(e) = hook.call1(py, (state_of(before), observed.state.name()))
         {
             e.write_unraisable(py, Some(hook.bind(py)));
         }
@@ -353,7 +282,7 @@ impl Breaker {
             half_open_max_wait_ns: opt_secs_to_ns(py, "half_open_max_wait", half_open_max_wait)?,
             jitter_seed: jitter_seed.unwrap_or_else(seawall_host::entropy::entropy),
         };
-        let backend = match shared {
+        let breaker = match shared {
             Some(region) => {
                 let options = OpenOptions {
                     init_timeout: std::time::Duration::from_nanos(secs_to_ns(
@@ -363,20 +292,14 @@ impl Breaker {
                     )?),
                 };
                 // Attaching may wait for another process that is creating the region.
-                let opened = py.detach(|| SharedBreaker::open_shared(&region, &config, &options));
-                Backend::Shared(opened.map_err(|e| region_error(py, &region, e))?)
+                let opened = py.detach(|| HostBreaker::open_shared(&region, &config, &options));
+                opened.map_err(|e| region_error(py, &region, e))?
             }
-            None => match config.window {
-                WindowConfig::Count { .. } => Backend::Count(Box::new(
-                    CircuitBreaker::new(config).map_err(|e| errors::from_config(py, e))?,
-                )),
-                WindowConfig::Time { .. } => Backend::Time(Box::new(
-                    CircuitBreaker::new(config).map_err(|e| errors::from_config(py, e))?,
-                )),
-            },
+            None => HostBreaker::new_without_permit_table(config)
+                .map_err(|e| errors::from_config(py, e))?,
         };
         let core = BreakerCore {
-            backend,
+            breaker,
             clock: Clock::new(clock),
             name,
             classifier: classifier.map_or(Classifier::Default, Classifier::Custom),
@@ -384,8 +307,8 @@ impl Breaker {
             hook: Mutex::new(None),
             last_seen: AtomicU64::new(0),
         };
-        let (s, e) = core.observed();
-        core.last_seen.store(pack(s, e), Ordering::Release);
+        core.last_seen
+            .store(core.breaker.observe().word(), Ordering::Release);
         Ok(Self {
             core: Arc::new(core),
         })
@@ -429,29 +352,26 @@ impl Breaker {
     /// The epoch: it changes with every state change.
     #[getter]
     fn epoch(&self) -> u32 {
-        self.core.epoch()
+        self.core.breaker.epoch()
     }
 
     /// Seconds a rejection in `open` would report now, or `None`.
     #[getter]
     fn retry_after(&self, py: Python<'_>) -> PyResult<Option<f64>> {
         let now = self.core.clock.now(py)?;
-        Ok(each!(self.core, b => b.retry_after(now)).map(ns_to_secs))
+        Ok(self.core.breaker.retry_after(now).map(ns_to_secs))
     }
 
     /// Whether the breaker lives in a shared region.
     #[getter]
     fn shared(&self) -> bool {
-        matches!(self.core.backend, Backend::Shared(_))
+        self.core.breaker.is_shared()
     }
 
     /// Whether this process created the shared region (always true for a local breaker).
     #[getter]
     fn created(&self) -> bool {
-        match &self.core.backend {
-            Backend::Shared(b) => b.created(),
-            _ => true,
-        }
+        self.core.breaker.created()
     }
 
     #[getter]
@@ -469,8 +389,9 @@ impl Breaker {
             .lock()
             .unwrap_or_else(PoisonError::into_inner) = hook;
         if on {
-            let (s, e) = self.core.observed();
-            self.core.last_seen.store(pack(s, e), Ordering::Release);
+            self.core
+                .last_seen
+                .store(self.core.breaker.observe().word(), Ordering::Release);
         }
         self.core.watching.store(on, Ordering::Release);
         let _ = py;
@@ -482,17 +403,17 @@ impl Breaker {
     }
 
     fn force_open(&self, py: Python<'_>) {
-        each!(self.core, b => b.force_open());
+        self.core.breaker.force_open();
         self.core.notice(py);
     }
 
     fn disable(&self, py: Python<'_>) {
-        each!(self.core, b => b.disable());
+        self.core.breaker.disable();
         self.core.notice(py);
     }
 
     fn reset(&self, py: Python<'_>) {
-        each!(self.core, b => b.reset());
+        self.core.breaker.reset();
         self.core.notice(py);
     }
 
@@ -500,29 +421,20 @@ impl Breaker {
     /// (shared breakers; 0 for a local one). Scans the permit table.
     fn reclaim_abandoned(&self, py: Python<'_>) -> PyResult<u64> {
         let now = self.core.clock.now(py)?;
-        Ok(match &self.core.backend {
-            Backend::Shared(b) => b.reclaim_abandoned(now),
-            _ => 0,
-        })
+        Ok(self.core.breaker.reclaim_abandoned(now))
     }
 
     /// Remove the shared region `name` (a missing one is fine).
     #[staticmethod]
     fn unlink_shared(py: Python<'_>, name: &str) -> PyResult<()> {
-        SharedBreaker::unlink_shared(name).map_err(|e| region_error(py, name, e))
+        HostBreaker::unlink_shared(name).map_err(|e| region_error(py, name, e))
     }
 
     /// A snapshot: state, window, rates (percent), totals (dict).
     fn metrics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let now = self.core.clock.now(py)?;
-        let (m, outstanding) = match &self.core.backend {
-            Backend::Count(b) => (b.metrics(now), None),
-            Backend::Time(b) => (b.metrics(now), None),
-            Backend::Shared(b) => {
-                let m = b.metrics(now);
-                (m.core, Some(m.permits_outstanding))
-            }
-        };
+        let snapshot = self.core.breaker.metrics(now);
+        let (m, outstanding) = (snapshot.core, snapshot.permits_outstanding);
         let rate = |r: Option<seawall_core::Ratio>| r.map(|r| r.ppm() as f64 / 10_000.0);
         let d = PyDict::new(py);
         d.set_item("name", self.core.name())?;
@@ -590,7 +502,7 @@ pub fn guarded_call(
 #[pyclass(frozen, module = "seawall._native", name = "Permit")]
 pub struct BreakerPermit {
     core: Arc<BreakerCore>,
-    held: Held,
+    held: Permit,
     start: u64,
     used: AtomicBool,
     /// The process that acquired it: a child made by `fork()` that drops its copy
@@ -666,7 +578,7 @@ impl BreakerPermit {
     /// The breaker epoch that admitted the call.
     #[getter]
     fn epoch(&self) -> u32 {
-        self.held.epoch()
+        self.held.epoch
     }
 }
 

@@ -60,7 +60,10 @@ def test_four_processes_open_it_once_and_probe_within_half_open_max_calls(region
 def test_another_configuration_is_refused(region):
     seawall.CircuitBreaker(shared=region, **_mp_workers.CONFIG)
     other = dict(_mp_workers.CONFIG, minimum_calls=4)
-    with pytest.raises(seawall.SharedRegionError, match="another configuration"):
+    with pytest.raises(
+        seawall.SharedRegionError,
+        match="another configuration: minimum_calls differs",
+    ):
         seawall.CircuitBreaker(shared=region, **other)
 
 
@@ -383,13 +386,17 @@ def test_shared_waiters_see_grants_by_polling_and_time_out_cleanly(bulkhead_regi
 
 def test_bulkhead_with_another_configuration_is_refused(bulkhead_region):
     seawall.Bulkhead(4, 8, shared=bulkhead_region)
-    for other in (dict(max_concurrent=3, max_queue=8), dict(max_concurrent=4, max_queue=7),
-                  dict(max_concurrent=4, max_queue=8, shares={"low": 50})):
+    for other, differing in (
+        (dict(max_concurrent=3, max_queue=8), "semaphore.max_concurrent differs"),
+        (dict(max_concurrent=4, max_queue=7), "semaphore.max_queue differs"),
+        (dict(max_concurrent=4, max_queue=8, shares={"low": 50}), "semaphore.priority_shares differs"),
+    ):
         with pytest.raises(seawall.SharedRegionError) as e:
             seawall.Bulkhead(shared=bulkhead_region, **other)
         msg = str(e.value)
         assert "another configuration" in msg and bulkhead_region in msg
         assert "max_concurrent, max_queue and shares" in msg
+        assert f"another configuration: {differing} (fingerprint" in msg
         assert f"max_concurrent={other['max_concurrent']}, max_queue={other['max_queue']}" in msg
     assert "low = 100/100/100/50 %" in msg
     assert seawall.Bulkhead(4, 8, shared=bulkhead_region).max_concurrent == 4
@@ -490,10 +497,12 @@ def test_budget_and_throttle_with_another_configuration_are_refused(retry_region
         seawall.RetryBudget(10.0, 10, 25.0, shared=bname)
     assert "another configuration" in str(e.value) and bname in str(e.value)
     assert "ttl, min_retries_per_sec and percent_can_retry" in str(e.value)
+    assert "another configuration: retry_budget.percent_can_retry differs" in str(e.value)
     seawall.RetryThrottle(10, 0.1, shared=tname)
     with pytest.raises(seawall.SharedRegionError) as e:
         seawall.RetryThrottle(10, 0.2, shared=tname)
     assert "another configuration" in str(e.value) and "max_tokens and token_ratio" in str(e.value)
+    assert "another configuration: retry_throttle.token_ratio differs" in str(e.value)
     # A bad value is a config error naming the field, before any region is made.
     seawall.RetryThrottle.unlink_shared(tname)
     with pytest.raises(seawall.SeawallConfigError) as e:

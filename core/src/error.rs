@@ -55,6 +55,9 @@ pub enum Field {
     RetryBudgetTtl,
     /// `percent_can_retry` of a retry budget.
     PercentCanRetry,
+    /// `min_retries_per_sec` of a retry budget (every value is valid: named only
+    /// when processes sharing a budget disagree on it).
+    MinRetriesPerSec,
     /// `max_tokens` of a retry throttle.
     MaxTokens,
     /// `token_ratio` of a retry throttle.
@@ -118,6 +121,7 @@ impl Field {
             Self::MaxAttempts => "max_attempts",
             Self::RetryBudgetTtl => "retry_budget.ttl",
             Self::PercentCanRetry => "retry_budget.percent_can_retry",
+            Self::MinRetriesPerSec => "retry_budget.min_retries_per_sec",
             Self::MaxTokens => "retry_throttle.max_tokens",
             Self::TokenRatio => "retry_throttle.token_ratio",
             Self::MaxConcurrent => "semaphore.max_concurrent",

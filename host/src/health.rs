@@ -16,11 +16,10 @@
 
 use core::mem::MaybeUninit;
 
-use seawall_core::{ConfigError, HealthConfig};
+use seawall_core::{ConfigError, Field, HealthConfig};
 
 use crate::handle::Handle;
-use crate::shared::Shareable;
-use crate::shared::fingerprint::fingerprint;
+use crate::shared::{Agreement, Shareable};
 
 /// Most time buckets of a window (`buckets` of the configuration): a minute of
 /// 1 s buckets.
@@ -34,16 +33,22 @@ pub type Health = Handle<HealthWindow>;
 
 /// What every process sharing a health window must agree on: every field.
 #[must_use]
-pub fn health_fingerprint(c: &HealthConfig) -> u64 {
-    fingerprint(&[
-        u64::from_le_bytes(*b"health\0\0"),
-        u64::from(c.buckets),
-        c.bucket_width_ns,
-        c.degraded_error_rate.ppm(),
-        c.unhealthy_error_rate.ppm(),
-        c.degraded_p99_ns,
-        c.unhealthy_p99_ns,
-    ])
+pub fn health_agreement(c: &HealthConfig) -> Agreement {
+    let HealthConfig {
+        buckets,
+        bucket_width_ns,
+        degraded_error_rate,
+        unhealthy_error_rate,
+        degraded_p99_ns,
+        unhealthy_p99_ns,
+    } = *c;
+    Agreement::new(b"health\0\0")
+        .value(Field::HealthBuckets, u64::from(buckets))
+        .value(Field::HealthBucketWidth, bucket_width_ns)
+        .value(Field::DegradedErrorRate, degraded_error_rate.ppm())
+        .value(Field::UnhealthyErrorRate, unhealthy_error_rate.ppm())
+        .value(Field::DegradedP99, degraded_p99_ns)
+        .value(Field::UnhealthyP99, unhealthy_p99_ns)
 }
 
 // SAFETY: `Health` is repr(C), pointer-free, needs no Drop; its configuration is
@@ -53,8 +58,11 @@ unsafe impl Shareable for HealthWindow {
     const LAYOUT_ID: u32 = 0x0401;
     const DESCRIPTION: &'static str = "health window (60 buckets)";
     type Config = HealthConfig;
-    fn fingerprint(config: &HealthConfig) -> u64 {
-        health_fingerprint(config)
+    fn agreement(config: &HealthConfig) -> Agreement {
+        health_agreement(config)
+    }
+    fn config(&self) -> HealthConfig {
+        *Self::config(self)
     }
     fn init(slot: &mut MaybeUninit<Self>, config: &HealthConfig) -> Result<(), ConfigError> {
         // The core builds a window by value: 247 KB, copied on the way (twice in

@@ -6,7 +6,9 @@
 //! (`seawall-ffi`) and the Python and Node bindings are thin glue over it.
 //!
 //! * [`breaker::Breaker`]: the circuit breaker, window kind chosen at run time,
-//!   single-use permits ([`permits`]).
+//!   single-use permits ([`permits`]), or no permit table for runtimes whose
+//!   permit objects are single-use themselves; [`breaker::Observed`] is the one
+//!   state-and-epoch word the bindings poll for transitions.
 //! * [`semaphore::Semaphore`]: the bulkhead, single-use permits and queue tickets
 //!   ([`holders`]).
 //! * [`retry::RetryBudget`], [`retry::RetryThrottle`], [`health::Health`]: core

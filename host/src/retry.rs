@@ -22,11 +22,10 @@
 
 use core::mem::MaybeUninit;
 
-use seawall_core::{ConfigError, RetryBudgetConfig, RetryThrottleConfig};
+use seawall_core::{ConfigError, Field, RetryBudgetConfig, RetryThrottleConfig};
 
 use crate::handle::Handle;
-use crate::shared::Shareable;
-use crate::shared::fingerprint::fingerprint;
+use crate::shared::{Agreement, Shareable};
 
 /// A retry budget (Finagle) in this process or shared.
 pub type RetryBudget = Handle<seawall_core::RetryBudget>;
@@ -36,23 +35,28 @@ pub type RetryThrottle = Handle<seawall_core::RetryThrottle>;
 
 /// What every process sharing a budget must agree on: every field.
 #[must_use]
-pub fn budget_fingerprint(c: &RetryBudgetConfig) -> u64 {
-    fingerprint(&[
-        u64::from_le_bytes(*b"rbudget\0"),
-        c.ttl_ns,
-        u64::from(c.min_retries_per_sec),
-        c.percent_can_retry.ppm(),
-    ])
+pub fn budget_agreement(c: &RetryBudgetConfig) -> Agreement {
+    let RetryBudgetConfig {
+        ttl_ns,
+        min_retries_per_sec,
+        percent_can_retry,
+    } = *c;
+    Agreement::new(b"rbudget\0")
+        .value(Field::RetryBudgetTtl, ttl_ns)
+        .value(Field::MinRetriesPerSec, u64::from(min_retries_per_sec))
+        .value(Field::PercentCanRetry, percent_can_retry.ppm())
 }
 
 /// What every process sharing a throttle must agree on: every field.
 #[must_use]
-pub fn throttle_fingerprint(c: &RetryThrottleConfig) -> u64 {
-    fingerprint(&[
-        u64::from_le_bytes(*b"rthrottl"),
-        u64::from(c.max_milli_tokens),
-        u64::from(c.token_ratio_milli),
-    ])
+pub fn throttle_agreement(c: &RetryThrottleConfig) -> Agreement {
+    let RetryThrottleConfig {
+        max_milli_tokens,
+        token_ratio_milli,
+    } = *c;
+    Agreement::new(b"rthrottl")
+        .value(Field::MaxTokens, u64::from(max_milli_tokens))
+        .value(Field::TokenRatio, u64::from(token_ratio_milli))
 }
 
 // SAFETY: `RetryBudget` is repr(C), pointer-free, needs no Drop; its plain fields
@@ -63,8 +67,11 @@ unsafe impl Shareable for seawall_core::RetryBudget {
     const LAYOUT_ID: u32 = 0x0301;
     const DESCRIPTION: &'static str = "retry budget";
     type Config = RetryBudgetConfig;
-    fn fingerprint(config: &RetryBudgetConfig) -> u64 {
-        budget_fingerprint(config)
+    fn agreement(config: &RetryBudgetConfig) -> Agreement {
+        budget_agreement(config)
+    }
+    fn config(&self) -> RetryBudgetConfig {
+        *Self::config(self)
     }
     fn init(slot: &mut MaybeUninit<Self>, config: &RetryBudgetConfig) -> Result<(), ConfigError> {
         slot.write(Self::new(*config)?);
@@ -79,8 +86,11 @@ unsafe impl Shareable for seawall_core::RetryThrottle {
     const LAYOUT_ID: u32 = 0x0302;
     const DESCRIPTION: &'static str = "retry throttle";
     type Config = RetryThrottleConfig;
-    fn fingerprint(config: &RetryThrottleConfig) -> u64 {
-        throttle_fingerprint(config)
+    fn agreement(config: &RetryThrottleConfig) -> Agreement {
+        throttle_agreement(config)
+    }
+    fn config(&self) -> RetryThrottleConfig {
+        *Self::config(self)
     }
     fn init(slot: &mut MaybeUninit<Self>, config: &RetryThrottleConfig) -> Result<(), ConfigError> {
         slot.write(Self::new(*config)?);

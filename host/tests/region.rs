@@ -120,7 +120,7 @@ fn attaching_changes_nothing() {
     assert_eq!(bytes_before, bytes_after, "attach wrote to the region");
     assert_eq!(b.metrics(7), before);
     assert_eq!(before.core.state, State::Open);
-    assert_eq!(before.permits_outstanding, 1);
+    assert_eq!(before.permits_outstanding, Some(1));
     b.record(held, Outcome::Ignored, 0, 8).unwrap();
     Breaker::unlink_shared(&name).unwrap();
 }
@@ -282,7 +282,7 @@ fn caller_memory_is_checked_initialised_and_attached() {
         assert_eq!(d.config().window, time.window);
         assert!(d.try_acquire(5).is_ok());
         drop(c);
-        assert_eq!(d.metrics(5).permits_outstanding, 1);
+        assert_eq!(d.metrics(5).permits_outstanding, Some(1));
     }
 }
 
@@ -295,11 +295,11 @@ fn permits_are_exhausted_without_losing_the_admission() {
     // 4097 admitted by the core, the last given back as ignored.
     assert_eq!(m.core.totals.admitted, 4097);
     assert_eq!(m.core.totals.ignored, 1);
-    assert_eq!(m.permits_outstanding, 4096);
+    assert_eq!(m.permits_outstanding, Some(4096));
     for p in held {
         b.record(p, Outcome::Success, 0, 1).unwrap();
     }
-    assert_eq!(b.metrics(1).permits_outstanding, 0);
+    assert_eq!(b.metrics(1).permits_outstanding, Some(0));
     assert!(b.try_acquire(2).is_ok());
 }
 

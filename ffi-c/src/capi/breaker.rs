@@ -334,7 +334,9 @@ fn c_metrics(m: &Metrics) -> seawall_breaker_metrics {
         ignored: t.ignored,
         stale: t.stale,
         transitions: t.transitions,
-        permits_outstanding: m.permits_outstanding,
+        // Every breaker made through C has a permit table (`seawall_breaker_new`
+        // included), so the count is always known.
+        permits_outstanding: m.permits_outstanding.unwrap_or(0),
     }
 }
 

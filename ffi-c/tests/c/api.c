@@ -529,7 +529,7 @@ static void caller_memory(void) {
   CHECK_U64(abi, SEAWALL_ABI_VERSION);
   put_u32(mem + 12, abi + 1);
   CHECK_STATUS(seawall_breaker_attach(mem, size, &b), SEAWALL_STATUS_ABI_MISMATCH);
-  CHECK_MESSAGE_HAS("region made by seawall ABI version 2");
+  CHECK_MESSAGE_HAS("region laid out by seawall region layout version 2");
   put_u32(mem + 12, abi);
   put_u32(mem + 56, get_u32(mem + 56) ^ 1u);
   CHECK_STATUS(seawall_breaker_attach(mem, size, &b), SEAWALL_STATUS_NOT_A_REGION);
@@ -568,7 +568,7 @@ static void named_regions(void) {
   other.minimum_calls = 3;
   c = (seawall_breaker *)&cfg;
   CHECK_STATUS(seawall_breaker_open_shared(name, &other, &c), SEAWALL_STATUS_CONFIG_MISMATCH);
-  CHECK_MESSAGE_HAS("region was created with another configuration");
+  CHECK_MESSAGE_HAS("region was created with another configuration: minimum_calls differs");
   CHECK(c == NULL);
   other = cfg;
   other.jitter_seed ^= 12345; /* each process may draw its own seed */
@@ -1646,7 +1646,7 @@ static void shared_semaphore(void) {
   other.max_queue = 2;
   c = (seawall_semaphore *)&cfg;
   CHECK_STATUS(seawall_semaphore_open_shared(name, &other, &c), SEAWALL_STATUS_CONFIG_MISMATCH);
-  CHECK_MESSAGE_HAS("region was created with another configuration");
+  CHECK_MESSAGE_HAS("region was created with another configuration: semaphore.max_queue differs");
   CHECK(c == NULL);
   other = cfg;
   other.max_concurrent = 0;
@@ -1690,7 +1690,7 @@ static void shared_semaphore(void) {
   CHECK_STATUS(seawall_semaphore_release(b, p), SEAWALL_STATUS_OK);
   put_u32(mem + 12, get_u32(mem + 12) + 1); /* another ABI version */
   CHECK_STATUS(seawall_semaphore_attach(mem, size, &c), SEAWALL_STATUS_ABI_MISMATCH);
-  CHECK_MESSAGE_HAS("region made by seawall ABI version 2");
+  CHECK_MESSAGE_HAS("region laid out by seawall region layout version 2");
   put_u32(mem + 12, get_u32(mem + 12) - 1);
   CHECK_STATUS(seawall_semaphore_attach(mem, size, &c), SEAWALL_STATUS_OK);
   seawall_semaphore_free(a);
@@ -1733,6 +1733,7 @@ static void shared_retry_and_health(void) {
   bc2 = bc;
   bc2.percent_can_retry_ppm = 300000;
   CHECK_STATUS(seawall_retry_budget_open_shared(name, &bc2, &bx), SEAWALL_STATUS_CONFIG_MISMATCH);
+  CHECK_MESSAGE_HAS("another configuration: retry_budget.percent_can_retry differs");
   CHECK(bx == NULL);
 
   CHECK_STATUS(seawall_retry_throttle_open_shared(name, &tc, &t1), SEAWALL_STATUS_OK);
@@ -1745,6 +1746,7 @@ static void shared_retry_and_health(void) {
   tc2 = tc;
   tc2.token_ratio_milli = 101;
   CHECK_STATUS(seawall_retry_throttle_open_shared(name, &tc2, &tx), SEAWALL_STATUS_CONFIG_MISMATCH);
+  CHECK_MESSAGE_HAS("another configuration: retry_throttle.token_ratio differs");
 
   CHECK_STATUS(seawall_health_open_shared(name, &hc, &h1), SEAWALL_STATUS_OK);
   CHECK_STATUS(seawall_health_open_shared(name, &hc, &h2), SEAWALL_STATUS_OK);
@@ -1756,6 +1758,7 @@ static void shared_retry_and_health(void) {
   hc2 = hc;
   hc2.buckets = 11;
   CHECK_STATUS(seawall_health_open_shared(name, &hc2, &hx), SEAWALL_STATUS_CONFIG_MISMATCH);
+  CHECK_MESSAGE_HAS("another configuration: health.buckets differs");
 
   CHECK_STATUS(seawall_retry_budget_unlink_shared(name), SEAWALL_STATUS_OK);
   CHECK_STATUS(seawall_retry_throttle_unlink_shared(name), SEAWALL_STATUS_OK);

@@ -45,13 +45,14 @@ mod local {
     use core::ptr::NonNull;
     use std::time::{Duration, Instant};
 
-    use seawall_core::{ConfigError, Priority, SemaphoreConfig, SemaphoreRejected};
+    use seawall_core::{
+        ConfigError, Field, Priority, PriorityShares, SemaphoreConfig, SemaphoreRejected,
+    };
 
     use super::cell::{AcquireError, Acquired, Cancelled, Permit, Polled, SemaphoreCell, Ticket};
     use crate::entropy::entropy;
     use crate::handle::Handle;
-    use crate::shared::fingerprint::fingerprint;
-    use crate::shared::{OpenOptions, RegionError, Shareable};
+    use crate::shared::{Agreement, OpenOptions, RegionError, Shareable};
 
     /// Longest wait queue (`max_queue`) and number of the core's wait slots.
     pub const SEMAPHORE_MAX_QUEUE: usize = 1024;
@@ -65,16 +66,25 @@ mod local {
 
     /// What every process sharing a semaphore must agree on: every field.
     #[must_use]
-    pub fn semaphore_fingerprint(c: &SemaphoreConfig) -> u64 {
-        fingerprint(&[
-            u64::from_le_bytes(*b"semaphor"),
-            u64::from(c.max_concurrent),
-            u64::from(c.max_queue),
-            c.shares.critical.ppm(),
-            c.shares.high.ppm(),
-            c.shares.normal.ppm(),
-            c.shares.low.ppm(),
-        ])
+    pub fn semaphore_agreement(c: &SemaphoreConfig) -> Agreement {
+        let SemaphoreConfig {
+            max_concurrent,
+            max_queue,
+            shares:
+                PriorityShares {
+                    critical,
+                    high,
+                    normal,
+                    low,
+                },
+        } = *c;
+        Agreement::new(b"semaphor")
+            .value(Field::MaxConcurrent, u64::from(max_concurrent))
+            .value(Field::MaxQueue, u64::from(max_queue))
+            .field(
+                Field::PriorityShares,
+                &[critical.ppm(), high.ppm(), normal.ppm(), low.ppm()],
+            )
     }
 
     // SAFETY: `SemaphoreCell` is repr(C) of a core `Semaphore` (repr(C),
@@ -86,8 +96,11 @@ mod local {
         const LAYOUT_ID: u32 = 0x0201;
         const DESCRIPTION: &'static str = "semaphore (1024 queue slots, 5120 holders)";
         type Config = SemaphoreConfig;
-        fn fingerprint(config: &SemaphoreConfig) -> u64 {
-            semaphore_fingerprint(config)
+        fn agreement(config: &SemaphoreConfig) -> Agreement {
+            semaphore_agreement(config)
+        }
+        fn config(&self) -> SemaphoreConfig {
+            SemaphoreCell::config(self)
         }
         fn init(slot: &mut MaybeUninit<Self>, config: &SemaphoreConfig) -> Result<(), ConfigError> {
             Self::init(slot, config, entropy())

@@ -13,8 +13,15 @@
 //!     const LAYOUT_ID: u32 = 0x0301;
 //!     const DESCRIPTION: &'static str = "retry budget (10 buckets)";
 //!     type Config = RetryBudgetConfig;
-//!     fn fingerprint(c: &RetryBudgetConfig) -> u64 {
-//!         fingerprint(&[c.ttl_ns, c.min_retries_per_sec.ppm(), c.percent_can_retry.ppm()])
+//!     fn agreement(c: &RetryBudgetConfig) -> Agreement {
+//!         let RetryBudgetConfig { ttl_ns, min_retries_per_sec, percent_can_retry } = *c;
+//!         Agreement::new(b"rbudget\0")
+//!             .value(Field::RetryBudgetTtl, ttl_ns)
+//!             .value(Field::MinRetriesPerSec, u64::from(min_retries_per_sec))
+//!             .value(Field::PercentCanRetry, percent_can_retry.ppm())
+//!     }
+//!     fn config(&self) -> RetryBudgetConfig {
+//!         *RetryBudget::config(self)
 //!     }
 //!     fn init(slot: &mut MaybeUninit<Self>, c: &RetryBudgetConfig) -> Result<(), ConfigError> {
 //!         slot.write(RetryBudget::new(*c)?);
@@ -34,8 +41,8 @@
 //! regular file of this effective uid with mode bits for the owner only
 //! ([`trust`], [`RegionError::Untrusted`]), waits (bounded by
 //! [`OpenOptions::init_timeout`]) for the file to get its size and for
-//! `state == READY` (acquire), then checks magic, ABI version, layout, checksum and
-//! configuration fingerprint, and attaches without writing anything: attaching
+//! `state == READY` (acquire), then checks magic, layout version, layout, checksum
+//! and configuration fingerprint, and attaches without writing anything: attaching
 //! never changes the structure's state. A creator that dies before `READY` leaves a
 //! region nobody can attach to; the others time out with an error that says so,
 //! and [`unlink`] removes it.
@@ -58,8 +65,9 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use seawall_core::ConfigError;
+use seawall_core::{ConfigError, Field};
 
+pub use self::fingerprint::Agreement;
 use self::header::{Fields, Header, MAGIC};
 use crate::REGION_LAYOUT_VERSION;
 
@@ -83,10 +91,17 @@ pub unsafe trait Shareable: Sync + Sized {
     const DESCRIPTION: &'static str;
     /// What it is built from.
     type Config;
-    /// A stable fingerprint of everything in `config` that every sharer must agree
-    /// on (see [`fingerprint::fingerprint`]). Leave out values that may differ
-    /// harmlessly between processes, such as a jitter seed each process draws.
-    fn fingerprint(config: &Self::Config) -> u64;
+    /// Everything in `config` that every sharer must agree on, field by field
+    /// (see [`Agreement`]); its fingerprint is stored in the region's header.
+    /// Destructure the configuration without `..`, so that a field added to it
+    /// does not compile until it is placed; bind a value that may differ
+    /// harmlessly between processes (a jitter seed each process draws) to `_`
+    /// and say why.
+    fn agreement(config: &Self::Config) -> Agreement;
+    /// The configuration the structure was built with (in a region: its
+    /// creator's), read back to name the fields a caller's configuration gets
+    /// wrong.
+    fn config(&self) -> Self::Config;
     /// Check `config` and write a new structure into `slot`, or name the bad field.
     fn init(slot: &mut MaybeUninit<Self>, config: &Self::Config) -> Result<(), ConfigError>;
 }
@@ -181,6 +196,10 @@ pub enum RegionError {
         found: u64,
         /// Fingerprint of the configuration given.
         expected: u64,
+        /// The fields whose values differ between the region's configuration and
+        /// the one given, in the configuration's order (empty only for memory
+        /// whose configuration cannot be read back).
+        differing: Vec<Field>,
     },
     /// Another process created the file but did not finish building it in time.
     Timeout {
@@ -227,10 +246,18 @@ impl fmt::Display for RegionError {
                 f,
                 "region holds structure layout {found:#06x}, not a {expected}"
             ),
-            Self::ConfigMismatch { found, expected } => write!(
-                f,
-                "region was created with another configuration (fingerprint {found:#018x}, this one {expected:#018x})"
-            ),
+            Self::ConfigMismatch {
+                found,
+                expected,
+                differing,
+            } => {
+                let names: Vec<&str> = differing.iter().map(|d| d.name()).collect();
+                write!(
+                    f,
+                    "{} (fingerprint {found:#018x}, this one {expected:#018x})",
+                    mismatch_message(&names)
+                )
+            }
             Self::Timeout { path, waited } => write!(
                 f,
                 "{} was not initialised within {} ms; if the process that created it died, remove it and retry",
@@ -249,6 +276,19 @@ impl fmt::Display for RegionError {
                 }
             }
         }
+    }
+}
+
+/// What a [`RegionError::ConfigMismatch`] says, with the differing fields
+/// called `names` (a binding passes its own option names):
+/// `region was created with another configuration: a, b and c differ`.
+#[must_use]
+pub fn mismatch_message(names: &[&str]) -> String {
+    let lead = "region was created with another configuration";
+    match names {
+        [] => lead.to_owned(),
+        [one] => format!("{lead}: {one} differs"),
+        [init @ .., last] => format!("{lead}: {} and {last} differ", init.join(", ")),
     }
 }
 
@@ -379,14 +419,15 @@ impl<T: Shareable> SharedRegion<T> {
         }
         // Refuse a bad configuration before touching the file system.
         drop(boxed::<T>(config)?);
-        let expected = T::fingerprint(config);
+        let agreement = T::agreement(config);
+        let expected = agreement.fingerprint();
         let started = Instant::now();
         let deadline = started + options.init_timeout;
         loop {
             let attempt = match trust::open_file(path, true) {
                 Ok(file) => Attempt::Done(Self::create(path, &file, config, expected)),
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-                    Self::attach_file(path, expected, started, deadline)
+                    Self::attach_file(path, &agreement, started, deadline)
                 }
                 Err(source) => Attempt::Done(Err(io_error(path, source))),
             };
@@ -439,7 +480,7 @@ impl<T: Shareable> SharedRegion<T> {
     /// Someone else created the file: wait until it is published, then check it.
     fn attach_file(
         path: &Path,
-        expected: u64,
+        expected: &Agreement,
         started: Instant,
         deadline: Instant,
     ) -> Attempt<Result<Self, RegionError>> {
@@ -524,7 +565,7 @@ impl<T: Shareable> SharedRegion<T> {
         // it valid, not-ready header memory before `build_at` uses its atomics.
         unsafe { mem.cast::<Header>().write(Header::empty()) };
         // SAFETY: size and alignment checked above; exclusive per the caller.
-        unsafe { Self::build_at(mem, config, T::fingerprint(config)) }?;
+        unsafe { Self::build_at(mem, config, T::agreement(config).fingerprint()) }?;
         Ok(Self {
             value: base_value(mem),
             created: true,
@@ -637,7 +678,7 @@ impl<T: Shareable> SharedRegion<T> {
     unsafe fn check(
         base: NonNull<u8>,
         len: usize,
-        expected: Option<u64>,
+        expected: Option<&Agreement>,
     ) -> Result<NonNull<T>, RegionError> {
         // SAFETY: caller's promise; header fields are atomics.
         let header = unsafe { base.cast::<Header>().as_ref() };
@@ -689,15 +730,21 @@ impl<T: Shareable> SharedRegion<T> {
                 need: Self::SIZE,
             });
         }
+        let value = base_value::<T>(base);
         if let Some(expected) = expected
-            && expected != found.fingerprint
+            && expected.fingerprint() != found.fingerprint
         {
+            // SAFETY: the header is published and names this very structure, laid
+            // out as this build lays it out, in memory long enough for it (all
+            // checked above): it is a `T` that `init` built, as when attaching.
+            let theirs = T::agreement(&unsafe { value.as_ref() }.config());
             return Err(RegionError::ConfigMismatch {
                 found: found.fingerprint,
-                expected,
+                expected: expected.fingerprint(),
+                differing: expected.differing(&theirs),
             });
         }
-        Ok(base_value(base))
+        Ok(value)
     }
 }
 

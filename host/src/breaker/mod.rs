@@ -1,129 +1,39 @@
 //! The circuit breaker as C and the bindings see it: the window kind is chosen at
-//! run time, permits are single-use values, and the breaker can live in this
-//! process or in a region shared by every process of the host.
+//! run time, permits are plain values, and the breaker can live in this process
+//! or in a region shared by every process of the host. One type, [`Breaker`],
+//! for all of them.
 //!
-//! Behind a [`Breaker`] is one of two fixed-capacity core breakers: a count window
-//! of up to [`COUNT_WINDOW_CAPACITY`] calls or a time window of up to
-//! [`TIME_WINDOW_CAPACITY`] buckets, each next to a [`PermitTable`] that makes
-//! every permit usable once ([`crate::permits`]).
+//! Behind a [`Breaker`] is a core breaker of fixed capacity, a count window of
+//! up to [`COUNT_WINDOW_CAPACITY`] calls or a time window of up to
+//! [`TIME_WINDOW_CAPACITY`] buckets, and, unless it was made with
+//! [`Breaker::new_without_permit_table`], a [`PermitTable`](crate::permits::PermitTable) next to it that makes
+//! every permit usable once ([`crate::permits`]): always for a shared breaker,
+//! whose permits cross threads and processes.
+//!
+//! Bindings notice transitions by comparing [`Breaker::observe`] (state and
+//! epoch, read together) with what they saw last; [`Observed::word`] is the one
+//! number both bindings keep and pass around for it.
 
-use core::mem::MaybeUninit;
+mod cell;
+mod local;
+mod observed;
+
 use core::ops::Deref;
 use core::ptr::NonNull;
 
 use seawall_core::{
-    BreakerConfig, BreakerMetrics, CircuitBreaker, ConfigError, CountWindow, Outcome, PermitToken,
-    Rejected, SlidingWindow, State, TimeWindow, WindowConfig,
+    BreakerConfig, BreakerMetrics, ConfigError, Outcome, PermitToken, Rejected, SlidingWindow,
+    State, WindowConfig,
 };
 
-use crate::entropy::entropy;
-use crate::permits::{PermitError, PermitTable};
-use crate::shared::fingerprint::{fingerprint, opt};
+pub use self::cell::{
+    BreakerCell, COUNT_WINDOW_CAPACITY, CountCell, TIME_WINDOW_CAPACITY, TimeCell,
+    breaker_agreement,
+};
+use self::local::{Untracked, each_untracked};
+pub use self::observed::{Observed, STATE_FACTOR};
+use crate::permits::PermitError;
 use crate::shared::{self, OpenOptions, RegionError, Shareable, SharedRegion};
-
-/// Largest count window (calls) a [`Breaker`] holds.
-pub const COUNT_WINDOW_CAPACITY: usize = 1024;
-/// Largest time window (buckets) a [`Breaker`] holds.
-pub const TIME_WINDOW_CAPACITY: usize = 128;
-
-/// A core breaker and its permit table, laid out for sharing.
-#[repr(C)]
-pub struct BreakerCell<W: SlidingWindow> {
-    breaker: CircuitBreaker<W>,
-    permits: PermitTable,
-}
-
-/// The cell behind count-window breakers.
-pub type CountCell = BreakerCell<CountWindow<COUNT_WINDOW_CAPACITY>>;
-/// The cell behind time-window breakers.
-pub type TimeCell = BreakerCell<TimeWindow<TIME_WINDOW_CAPACITY>>;
-
-impl<W: SlidingWindow> BreakerCell<W> {
-    /// Build in place: the core breaker by value (a few KiB), the permit table
-    /// slot by slot.
-    fn build_in_place(
-        slot: &mut MaybeUninit<Self>,
-        config: &BreakerConfig,
-    ) -> Result<(), ConfigError> {
-        let breaker = CircuitBreaker::<W>::new(*config)?;
-        let p = slot.as_mut_ptr();
-        // SAFETY: `p` comes from `&mut MaybeUninit<Self>`: writable and aligned;
-        // each field is written once through a raw pointer, never read before.
-        unsafe { (&raw mut (*p).breaker).write(breaker) };
-        // SAFETY: as above; `MaybeUninit<PermitTable>` has the table's layout.
-        let permits = unsafe { &mut *(&raw mut (*p).permits).cast::<MaybeUninit<PermitTable>>() };
-        PermitTable::init(permits, entropy());
-        Ok(())
-    }
-}
-
-/// The fingerprint every process sharing a breaker must agree on: every field of
-/// the configuration except `jitter_seed` (each process may draw its own; the
-/// region keeps its creator's).
-#[must_use]
-pub fn config_fingerprint(c: &BreakerConfig) -> u64 {
-    let (kind, size, width) = match c.window {
-        WindowConfig::Count { size } => (1, u64::from(size), 0),
-        WindowConfig::Time {
-            buckets,
-            bucket_width_ns,
-        } => (2, u64::from(buckets), bucket_width_ns),
-    };
-    let [fr0, fr1] = opt(c.failure_rate_threshold.map(seawall_core::Ratio::ppm));
-    let [sd0, sd1] = opt(c.slow_call_duration_ns);
-    let [cf0, cf1] = opt(c.consecutive_failures.map(u64::from));
-    let [mo0, mo1] = opt(c.max_open_duration_ns);
-    let [mw0, mw1] = opt(c.half_open_max_wait_ns);
-    fingerprint(&[
-        u64::from_le_bytes(*b"breaker\0"),
-        kind,
-        size,
-        width,
-        u64::from(c.minimum_calls),
-        fr0,
-        fr1,
-        c.slow_call_rate_threshold.ppm(),
-        sd0,
-        sd1,
-        cf0,
-        cf1,
-        c.open_duration_ns,
-        c.open_backoff_multiplier.ppm(),
-        mo0,
-        mo1,
-        c.open_jitter_factor.ppm(),
-        u64::from(c.half_open_max_calls),
-        u64::from(c.half_open_success_threshold),
-        mw0,
-        mw1,
-    ])
-}
-
-macro_rules! shareable_breaker {
-    ($cell:ty, $layout:expr, $what:expr) => {
-        // SAFETY: `BreakerCell` is repr(C) of a core `CircuitBreaker` (repr(C),
-        // pointer-free, plain fields written only by `new`) and a `PermitTable`
-        // (a salt written only by `init`, then atomics); neither needs Drop.
-        unsafe impl Shareable for $cell {
-            const FAMILY: &'static str = "breaker";
-            const LAYOUT_ID: u32 = $layout;
-            const DESCRIPTION: &'static str = $what;
-            type Config = BreakerConfig;
-            fn fingerprint(config: &BreakerConfig) -> u64 {
-                config_fingerprint(config)
-            }
-            fn init(
-                slot: &mut MaybeUninit<Self>,
-                config: &BreakerConfig,
-            ) -> Result<(), ConfigError> {
-                Self::build_in_place(slot, config)
-            }
-        }
-    };
-}
-
-shareable_breaker!(CountCell, 0x0101, "count-window circuit breaker");
-shareable_breaker!(TimeCell, 0x0102, "time-window circuit breaker");
 
 /// Where a cell lives.
 enum Storage<T: Shareable> {
@@ -142,8 +52,11 @@ impl<T: Shareable> Deref for Storage<T> {
 }
 
 enum Inner {
+    /// With a permit table, in this process or shared.
     Count(Storage<CountCell>),
     Time(Storage<TimeCell>),
+    /// In this process, without a permit table.
+    Untracked(Untracked),
 }
 
 /// A single-use permit: the right to make one call, to be recorded once with
@@ -151,7 +64,8 @@ enum Inner {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Permit {
-    /// Slot and generation in the breaker's permit table (opaque).
+    /// Slot and generation in the breaker's permit table (opaque); 0 from a
+    /// breaker without one.
     pub id: u64,
     /// The breaker epoch that admitted the call.
     pub epoch: u32,
@@ -173,11 +87,13 @@ pub enum AcquireError {
 pub struct Metrics {
     /// State, window, rates and lifetime totals.
     pub core: BreakerMetrics,
-    /// Permits admitted and not yet recorded.
-    pub permits_outstanding: u64,
+    /// Permits admitted and not yet recorded; `None` for a breaker without a
+    /// permit table (it does not know).
+    pub permits_outstanding: Option<u64>,
 }
 
-/// A circuit breaker with single-use permits, in this process or shared.
+/// A circuit breaker, in this process or shared, with single-use permits or
+/// (in this process only) without a permit table.
 pub struct Breaker {
     inner: Inner,
     created: bool,
@@ -193,24 +109,50 @@ impl core::fmt::Debug for Breaker {
     }
 }
 
-/// Run `$e` with `$c` bound to the cell, whichever window it has.
-macro_rules! with_cell {
-    ($self:expr, $c:ident => $e:expr) => {
+/// Run `$tracked` with `$c` bound to the cell of a breaker with a permit table,
+/// or `$untracked` with `$b` bound to the core breaker of one without.
+macro_rules! dispatch {
+    ($self:expr, cell $c:ident => $tracked:expr, core $b:ident => $untracked:expr) => {
         match &$self.inner {
             Inner::Count(s) => {
                 let $c: &CountCell = s;
-                $e
+                $tracked
             }
             Inner::Time(s) => {
                 let $c: &TimeCell = s;
-                $e
+                $tracked
             }
+            Inner::Untracked(u) => each_untracked!(u, $b => $untracked),
         }
     };
 }
 
+/// Run `$e` with `$b` bound to the core breaker, whatever surrounds it.
+macro_rules! with_breaker {
+    ($self:expr, $b:ident => $e:expr) => {
+        dispatch!($self, cell c => { let $b = &c.breaker; $e }, core $b => $e)
+    };
+}
+
+fn claim<W: SlidingWindow>(c: &BreakerCell<W>, now: u64) -> Result<Permit, AcquireError> {
+    let token = c
+        .breaker
+        .acquire_token(now)
+        .map_err(AcquireError::Rejected)?;
+    let Some(id) = c.permits.claim(token.epoch) else {
+        // Give the admission back, so a half-open probe slot is not lost.
+        c.breaker.record_token(token, Outcome::Ignored, 0, now);
+        return Err(AcquireError::PermitsExhausted);
+    };
+    Ok(Permit {
+        id,
+        epoch: token.epoch,
+    })
+}
+
 impl Breaker {
-    /// A breaker in this process's memory.
+    /// A breaker in this process's memory, with a permit table: a permit recorded
+    /// twice is [`PermitError::AlreadyUsed`] the second time (what C callers get).
     pub fn new(config: BreakerConfig) -> Result<Self, ConfigError> {
         let inner = match config.window {
             WindowConfig::Count { .. } => Inner::Count(Storage::Local(shared::boxed(&config)?)),
@@ -218,6 +160,20 @@ impl Breaker {
         };
         Ok(Self {
             inner,
+            created: true,
+        })
+    }
+
+    /// A breaker in this process's memory without a permit table, for a host
+    /// runtime whose permit objects are single-use by themselves: [`record`](Self::record)
+    /// records whatever permit it is given (one recorded twice counts twice),
+    /// [`reclaim_abandoned`](Self::reclaim_abandoned) finds nothing and
+    /// [`Metrics::permits_outstanding`] is `None`. It takes far less memory (no
+    /// table; the smallest window type that fits) and admits a call without
+    /// claiming a table slot.
+    pub fn new_without_permit_table(config: BreakerConfig) -> Result<Self, ConfigError> {
+        Ok(Self {
+            inner: Inner::Untracked(Untracked::new(config)?),
             created: true,
         })
     }
@@ -333,28 +289,46 @@ impl Breaker {
         )
     }
 
+    /// Whether the breaker has a permit table (every permit usable once).
+    #[must_use]
+    pub fn has_permit_table(&self) -> bool {
+        !matches!(self.inner, Inner::Untracked(_))
+    }
+
+    /// Bytes of this process's memory the breaker takes (0 for a shared one: its
+    /// region is mapped, not allocated), for runtimes whose collector wants to
+    /// know what a small handle keeps alive.
+    #[must_use]
+    pub fn local_size(&self) -> usize {
+        match &self.inner {
+            Inner::Count(Storage::Local(_)) => size_of::<CountCell>(),
+            Inner::Time(Storage::Local(_)) => size_of::<TimeCell>(),
+            Inner::Count(Storage::Shared(_)) | Inner::Time(Storage::Shared(_)) => 0,
+            Inner::Untracked(u) => u.size(),
+        }
+    }
+
     /// The configuration the breaker was built with (for a shared one: its
     /// creator's, jitter seed included).
     #[must_use]
     pub fn config(&self) -> BreakerConfig {
-        with_cell!(self, c => *c.breaker.config())
+        with_breaker!(self, b => *b.config())
     }
 
     /// Ask to make one call at `now` (ns).
     pub fn try_acquire(&self, now: u64) -> Result<Permit, AcquireError> {
-        with_cell!(self, c => {
-            let token = c.breaker.acquire_token(now).map_err(AcquireError::Rejected)?;
-            let Some(id) = c.permits.claim(token.epoch) else {
-                // Give the admission back, so a half-open probe slot is not lost.
-                c.breaker.record_token(token, Outcome::Ignored, 0, now);
-                return Err(AcquireError::PermitsExhausted);
-            };
-            Ok(Permit { id, epoch: token.epoch })
-        })
+        dispatch!(self,
+            cell c => claim(c, now),
+            core b => match b.acquire_token(now) {
+                Ok(t) => Ok(Permit { id: 0, epoch: t.epoch }),
+                Err(r) => Err(AcquireError::Rejected(r)),
+            }
+        )
     }
 
-    /// Record how the call admitted with `permit` ended. A permit works once:
-    /// a second use is [`PermitError::AlreadyUsed`] and records nothing.
+    /// Record how the call admitted with `permit` ended. With a permit table a
+    /// permit works once: a second use is [`PermitError::AlreadyUsed`] and
+    /// records nothing; without one, every call records.
     pub fn record(
         &self,
         permit: Permit,
@@ -362,12 +336,20 @@ impl Breaker {
         duration_ns: u64,
         now: u64,
     ) -> Result<(), PermitError> {
-        with_cell!(self, c => {
-            c.permits.release(permit.id, permit.epoch)?;
-            let token = PermitToken { epoch: permit.epoch };
-            c.breaker.record_token(token, outcome, duration_ns, now);
-            Ok(())
-        })
+        let token = PermitToken {
+            epoch: permit.epoch,
+        };
+        dispatch!(self,
+            cell c => {
+                c.permits.release(permit.id, permit.epoch)?;
+                c.breaker.record_token(token, outcome, duration_ns, now);
+                Ok(())
+            },
+            core b => {
+                b.record_token(token, outcome, duration_ns, now);
+                Ok(())
+            }
+        )
     }
 
     /// Give back, as `ignored` at `now` (ns), every permit held by a process that
@@ -375,57 +357,80 @@ impl Breaker {
     /// not reaped yet, a zombie), so a shared breaker does not
     /// run out of permits or keep a dead probe's half-open slot. Returns how many.
     /// Only correct where every process sharing the breaker is in one pid
-    /// namespace. Not for the hot path: it scans the permit table.
+    /// namespace. Not for the hot path: it scans the permit table. A breaker
+    /// without a permit table has nothing to reclaim (0).
     #[allow(
         clippy::must_use_candidate,
         reason = "the count is informative; the reclaim is the point"
     )]
     pub fn reclaim_abandoned(&self, now: u64) -> u64 {
-        with_cell!(self, c => c.permits.reclaim_dead(|epoch| {
-            c.breaker.record_token(PermitToken { epoch }, Outcome::Ignored, 0, now);
-        }))
+        dispatch!(self,
+            cell c => c.permits.reclaim_dead(|epoch| {
+                c.breaker.record_token(PermitToken { epoch }, Outcome::Ignored, 0, now);
+            }),
+            core _b => 0
+        )
     }
 
     /// The current state (`open` until an acquire moves it on).
     #[must_use]
     pub fn state(&self) -> State {
-        with_cell!(self, c => c.breaker.state())
+        with_breaker!(self, b => b.state())
     }
 
     /// The current epoch (changes with every state change).
     #[must_use]
     pub fn epoch(&self) -> u32 {
-        with_cell!(self, c => c.breaker.epoch())
+        with_breaker!(self, b => b.epoch())
+    }
+
+    /// State and epoch of one moment: the epoch changes with every state change,
+    /// so an epoch unchanged around the state read makes the two one snapshot.
+    #[must_use]
+    pub fn observe(&self) -> Observed {
+        with_breaker!(self, b => loop {
+            let epoch = b.epoch();
+            let state = b.state();
+            if b.epoch() == epoch {
+                break Observed { state, epoch };
+            }
+        })
     }
 
     /// What a rejection in `open` would report at `now` (ns).
     #[must_use]
     pub fn retry_after(&self, now: u64) -> Option<u64> {
-        with_cell!(self, c => c.breaker.retry_after(now))
+        with_breaker!(self, b => b.retry_after(now))
     }
 
     /// A snapshot as of `now` (ns). Reading changes nothing.
     #[must_use]
     pub fn metrics(&self, now: u64) -> Metrics {
-        with_cell!(self, c => Metrics {
-            core: c.breaker.metrics(now),
-            permits_outstanding: c.permits.outstanding(),
-        })
+        dispatch!(self,
+            cell c => Metrics {
+                core: c.breaker.metrics(now),
+                permits_outstanding: Some(c.permits.outstanding()),
+            },
+            core b => Metrics {
+                core: b.metrics(now),
+                permits_outstanding: None,
+            }
+        )
     }
 
     /// Reject every call until [`reset`](Self::reset).
     pub fn force_open(&self) {
-        with_cell!(self, c => c.breaker.force_open());
+        with_breaker!(self, b => b.force_open());
     }
 
     /// Admit every call, counting in totals only, until [`reset`](Self::reset).
     pub fn disable(&self) {
-        with_cell!(self, c => c.breaker.disable());
+        with_breaker!(self, b => b.disable());
     }
 
     /// Back to `closed` with an empty window; outstanding permits become stale
     /// (they can still be recorded, once, into the totals).
     pub fn reset(&self) {
-        with_cell!(self, c => c.breaker.reset());
+        with_breaker!(self, b => b.reset());
     }
 }

@@ -1,0 +1,140 @@
+//! The breaker as it lives in a region: a core breaker next to the permit table
+//! that makes every permit usable once, and what sharers must agree on.
+
+use core::mem::MaybeUninit;
+
+use seawall_core::{
+    BreakerConfig, CircuitBreaker, ConfigError, CountWindow, Field, Ratio, SlidingWindow,
+    TimeWindow, WindowConfig,
+};
+
+use crate::entropy::entropy;
+use crate::permits::PermitTable;
+use crate::shared::{Agreement, Shareable};
+
+/// Largest count window (calls) a [`Breaker`](super::Breaker) holds.
+pub const COUNT_WINDOW_CAPACITY: usize = 1024;
+/// Largest time window (buckets) a [`Breaker`](super::Breaker) holds.
+pub const TIME_WINDOW_CAPACITY: usize = 128;
+
+/// A core breaker and its permit table, laid out for sharing.
+#[repr(C)]
+pub struct BreakerCell<W: SlidingWindow> {
+    pub(super) breaker: CircuitBreaker<W>,
+    pub(super) permits: PermitTable,
+}
+
+/// The cell behind count-window breakers with a permit table.
+pub type CountCell = BreakerCell<CountWindow<COUNT_WINDOW_CAPACITY>>;
+/// The cell behind time-window breakers with a permit table.
+pub type TimeCell = BreakerCell<TimeWindow<TIME_WINDOW_CAPACITY>>;
+
+impl<W: SlidingWindow> BreakerCell<W> {
+    /// Build in place: the core breaker by value (a few KiB), the permit table
+    /// slot by slot.
+    fn build_in_place(
+        slot: &mut MaybeUninit<Self>,
+        config: &BreakerConfig,
+    ) -> Result<(), ConfigError> {
+        let breaker = CircuitBreaker::<W>::new(*config)?;
+        let p = slot.as_mut_ptr();
+        // SAFETY: `p` comes from `&mut MaybeUninit<Self>`: writable and aligned;
+        // each field is written once through a raw pointer, never read before.
+        unsafe { (&raw mut (*p).breaker).write(breaker) };
+        // SAFETY: as above; `MaybeUninit<PermitTable>` has the table's layout.
+        let permits = unsafe { &mut *(&raw mut (*p).permits).cast::<MaybeUninit<PermitTable>>() };
+        PermitTable::init(permits, entropy());
+        Ok(())
+    }
+}
+
+/// What every process sharing a breaker must agree on: every field of the
+/// configuration except `jitter_seed`.
+#[must_use]
+pub fn breaker_agreement(c: &BreakerConfig) -> Agreement {
+    let BreakerConfig {
+        window,
+        minimum_calls,
+        failure_rate_threshold,
+        slow_call_rate_threshold,
+        slow_call_duration_ns,
+        consecutive_failures,
+        open_duration_ns,
+        open_backoff_multiplier,
+        max_open_duration_ns,
+        open_jitter_factor,
+        half_open_max_calls,
+        half_open_success_threshold,
+        half_open_max_wait_ns,
+        // Each process may draw its own seed; the region keeps its creator's, so
+        // a different one is no disagreement.
+        jitter_seed: _,
+    } = *c;
+    let agreement = Agreement::new(b"breaker\0");
+    // Kind, size and bucket width are three words whichever the kind, so that the
+    // fingerprint of either kind is laid out alike.
+    let agreement = match window {
+        WindowConfig::Count { size } => agreement
+            .value(Field::WindowKind, 1)
+            .value(Field::WindowSize, u64::from(size))
+            .value(Field::WindowBucketWidth, 0),
+        WindowConfig::Time {
+            buckets,
+            bucket_width_ns,
+        } => agreement
+            .value(Field::WindowKind, 2)
+            .value(Field::WindowBuckets, u64::from(buckets))
+            .value(Field::WindowBucketWidth, bucket_width_ns),
+    };
+    agreement
+        .value(Field::MinimumCalls, u64::from(minimum_calls))
+        .optional(
+            Field::FailureRateThreshold,
+            failure_rate_threshold.map(Ratio::ppm),
+        )
+        .value(Field::SlowCallRateThreshold, slow_call_rate_threshold.ppm())
+        .optional(Field::SlowCallDuration, slow_call_duration_ns)
+        .optional(
+            Field::ConsecutiveFailures,
+            consecutive_failures.map(u64::from),
+        )
+        .value(Field::OpenDuration, open_duration_ns)
+        .value(Field::OpenBackoffMultiplier, open_backoff_multiplier.ppm())
+        .optional(Field::MaxOpenDuration, max_open_duration_ns)
+        .value(Field::OpenJitterFactor, open_jitter_factor.ppm())
+        .value(Field::HalfOpenMaxCalls, u64::from(half_open_max_calls))
+        .value(
+            Field::HalfOpenSuccessThreshold,
+            u64::from(half_open_success_threshold),
+        )
+        .optional(Field::HalfOpenMaxWait, half_open_max_wait_ns)
+}
+
+macro_rules! shareable_breaker {
+    ($cell:ty, $layout:expr, $what:expr) => {
+        // SAFETY: `BreakerCell` is repr(C) of a core `CircuitBreaker` (repr(C),
+        // pointer-free, plain fields written only by `new`) and a `PermitTable`
+        // (a salt written only by `init`, then atomics); neither needs Drop.
+        unsafe impl Shareable for $cell {
+            const FAMILY: &'static str = "breaker";
+            const LAYOUT_ID: u32 = $layout;
+            const DESCRIPTION: &'static str = $what;
+            type Config = BreakerConfig;
+            fn agreement(config: &BreakerConfig) -> Agreement {
+                breaker_agreement(config)
+            }
+            fn config(&self) -> BreakerConfig {
+                *self.breaker.config()
+            }
+            fn init(
+                slot: &mut MaybeUninit<Self>,
+                config: &BreakerConfig,
+            ) -> Result<(), ConfigError> {
+                Self::build_in_place(slot, config)
+            }
+        }
+    };
+}
+
+shareable_breaker!(CountCell, 0x0101, "count-window circuit breaker");
+shareable_breaker!(TimeCell, 0x0102, "time-window circuit breaker");
