@@ -21,7 +21,6 @@ use seawall_host::shared::{OpenOptions, RegionError};
 fn quick() -> OpenOptions {
     OpenOptions {
         init_timeout: Duration::from_millis(200),
-        ..OpenOptions::default()
     }
 }
 
