@@ -41,7 +41,7 @@ def test_breaker_bulkhead_and_retry_counts():
     provider = MeterProvider(metric_readers=[reader])
     # Four calls of a count window of 4, minimum 4, default threshold 50 %:
     # two successes, then two failures make 2/4 = 50 % and open it; the next
-    # two calls are refused without running.
+    # three calls are refused without running.
     b = seawall.CircuitBreaker(window=seawall.CountWindow(4), minimum_calls=4, name="pay")
     bh = seawall.Bulkhead(1, 0, name="pool")
     r = seawall.Retry(attempts=3, backoff=seawall.Backoff(base=0.001, jitter="none"), name="rt")
@@ -52,7 +52,7 @@ def test_breaker_bulkhead_and_retry_counts():
     for _ in range(2):
         with pytest.raises(OSError):
             b.call(_fail)
-    for _ in range(2):
+    for _ in range(3):
         with pytest.raises(seawall.CircuitOpenError):
             b.call(lambda: 1)
     held = bh.acquire()
@@ -69,7 +69,7 @@ def test_breaker_bulkhead_and_retry_counts():
     assert value(ps, "seawall.circuit_breaker.transitions", n="pay") == 1
     calls = {o: value(ps, "seawall.circuit_breaker.calls", n="pay", **{"seawall.outcome": o})
              for o in ("success", "failure", "ignored", "rejected")}
-    assert calls == {"success": 2, "failure": 2, "ignored": 0, "rejected": 2}
+    assert calls == {"success": 2, "failure": 2, "ignored": 0, "rejected": 3}
     assert value(ps, "seawall.circuit_breaker.slow_calls", n="pay") == 0
     assert value(ps, "seawall.bulkhead.active", n="pool") == 1
     assert value(ps, "seawall.bulkhead.queued", n="pool") == 0
