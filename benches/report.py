@@ -2,6 +2,7 @@
 """Turn one `benches/run` into Markdown tables (Python 3.9+ standard library only).
 
     python3 benches/report.py table DIR        # the tables of the run whose results are in DIR
+    python3 benches/report.py table DIR --write benches/RESULTS.md   # the same, also written there
     python3 benches/report.py callgrind BIN DIR [N]   # instruction counts per operation
 
 `table` reads what the run left in DIR (default target/bench-run):
@@ -9,6 +10,10 @@ criterion's estimates (DIR/criterion/**/new/estimates.json), compare.json,
 contended.json and memory.json from the Rust harness, python.json and node.json
 from the binding scripts when they ran, notes.txt and loadavg-start from
 benches/run; versions come from Cargo.lock. Nothing is copied by hand.
+With `--write FILE` the tables also replace the generated part of FILE (the
+repository's one place for figures, benches/RESULTS.md): everything above the
+line ANALYSIS_MARKER, which starts the analysis written by hand for the dated
+run and is kept as it is.
 
 `callgrind` runs BIN (the `callgrind` bench binary) under valgrind once per
 operation with --toggle-collect on that operation's function, divides the
@@ -18,7 +23,9 @@ an annotated listing per seawall operation (DIR/callgrind/).
 
 from __future__ import annotations
 
+import contextlib
 import datetime
+import io
 import json
 import os
 import platform
@@ -67,6 +74,16 @@ PEERS = {
     "governor_fake_clock": ("governor", "`RateLimiter::direct_with_clock(quota, FakeRelativeClock)`, `check()`"),
 }
 SEAWALL_IMPLS = ("seawall", "seawall_count_window")
+
+RESULTS_TITLE = """# seawall benchmark results
+
+The latest full run of `benches/run`, written by `benches/report.py table DIR
+--write benches/RESULTS.md`; how it is measured and how to run it:
+[README.md](README.md). Ratios, not absolute times, are the claim: seawall and its
+peers ran in the same run on the same machine.
+"""
+# The hand-written analysis of a run starts at this line; --write keeps it.
+ANALYSIS_MARKER = "<!-- analysis: written by hand for the run above; benches/report.py --write keeps what follows -->"
 
 
 def load(path: Path) -> Optional[Any]:
@@ -383,7 +400,7 @@ def table(out: Path) -> int:
         p()
 
     # ---------------------------------------------------------------- targets
-    p("### Issue 8 targets (item 5), from this run")
+    p("### Targets, from this run")
     p()
     for line in targets.lines:
         p(line)
@@ -469,9 +486,39 @@ def callgrind(binary: str, out: Path, n: int) -> int:
     return 0
 
 
+def write_results(path: Path, tables: str) -> None:
+    """Replaces the generated part of `path` with `tables`, keeping a hand-written
+    analysis that follows ANALYSIS_MARKER (its figures name the run they explain)."""
+    kept = ""
+    if path.exists():
+        old = path.read_text(encoding="utf-8")
+        at = old.find(ANALYSIS_MARKER)
+        if at >= 0:
+            kept = "\n" + old[at:]
+    path.write_text(RESULTS_TITLE + "\n" + tables + kept, encoding="utf-8")
+
+
 def main(argv: List[str]) -> int:
     if len(argv) >= 1 and argv[0] == "table":
-        return table(Path(argv[1]) if len(argv) > 1 else ROOT / "target" / "bench-run")
+        write = None
+        if "--write" in argv:
+            at = argv.index("--write")
+            if at + 1 >= len(argv):
+                print("--write needs a file", file=sys.stderr)
+                return 2
+            write = Path(argv[at + 1])
+            argv = argv[:at] + argv[at + 2:]
+        out = Path(argv[1]) if len(argv) > 1 else ROOT / "target" / "bench-run"
+        if write is None:
+            return table(out)
+        # table() prints; the same text goes to stdout and into the file.
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            rc = table(out)
+        sys.stdout.write(buf.getvalue())
+        if rc == 0:
+            write_results(write, buf.getvalue())
+        return rc
     if len(argv) >= 3 and argv[0] == "callgrind":
         return callgrind(argv[1], Path(argv[2]), int(argv[3]) if len(argv) > 3 else 20_000)
     print(__doc__, file=sys.stderr)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The C ABI tests: C programs (ffi-c/tests/c/*.c and the README's C examples)
+# The C ABI tests: C programs (ffi-c/tests/c/*.c and the examples of ffi-c/README.md)
 # compiled with -std=c99 -Wall -Wextra -Werror -pedantic against libseawall.a and
 # libseawall.so, run natively and under valgrind; once more built with
 # -fsanitize=address,undefined; a C++11 program including the header twice; the
@@ -26,12 +26,12 @@ for f in "$LIB/libseawall.a" "$LIB/libseawall.so"; do
 done
 mkdir -p "$OUT"
 
-# The README's C examples (the quick start, the bulkhead with retries), exactly
+# The C guide's examples (ffi-c/README.md: the quick start, the bulkhead with retries), exactly
 # as printed there.
 readme_block() { # marker, output file
   awk -v m="<!-- $1" 'index($0, m) == 1 {f=1; next} f && /^```c/ {p=1; next} p && /^```/ {exit} p' \
-    README.md >"$2"
-  [ -s "$2" ] || { echo "no $1 block found in README.md" >&2; exit 1; }
+    ffi-c/README.md >"$2"
+  [ -s "$2" ] || { echo "no $1 block found in ffi-c/README.md" >&2; exit 1; }
 }
 readme_block c-quickstart "$OUT/quickstart.c"
 readme_block c-bulkhead "$OUT/bulkhead.c"
@@ -54,7 +54,7 @@ step "compile header_twice.cpp (C++11)"
 "$CXX" -std=c++11 -Wall -Wextra -Werror -pedantic -Iinclude "$SRC/header_twice.cpp" \
   -o "$OUT/cpp" "${SHARED[@]}"
 
-quickstart_says() { # the line the README promises
+quickstart_says() { # the line the C guide promises
   grep -qx 'call 60 rejected (open), retry in 30.0 s' "$1" ||
     { echo "quick start printed:"; cat "$1"; return 1; }
 }

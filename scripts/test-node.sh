@@ -3,7 +3,8 @@
 # the addon built the way `npm install` builds it, the generated loader and
 # declarations checked fresh, `tsc --strict`, the conformance scenarios, the
 # `node --test` suite, installs from a folder and from an `npm pack` tarball in
-# fresh projects, the example service's test and a short benchmark run.
+# fresh projects, the guide's quick start run in the tarball's project, the
+# example service's test and a short benchmark run.
 # Exit 3 when Node or the npm dependencies (scripts/setup.sh) are missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -52,10 +53,16 @@ tarball=$(cd bindings-node && npm pack --silent 2>/dev/null | tail -1)
   || { echo "installing the tarball failed"; exit 1; }
 check_install "$tmp/tarball"
 
+step "the quick start of bindings-node/README.md, in the project that installed the tarball, prints what the guide says"
+python3 scripts/check-docs.py block bindings-node/README.md node-quickstart >"$tmp/tarball/quickstart.js"
+python3 scripts/check-docs.py block bindings-node/README.md node-quickstart --output >"$tmp/expected.txt"
+(cd "$tmp/tarball" && node quickstart.js) >"$tmp/printed.txt"
+diff -u "$tmp/expected.txt" "$tmp/printed.txt" || { echo "the Node quick start printed something else"; exit 1; }
+
 step "example service (examples/node-service): degraded answers when a dependency fails"
 node --test examples/node-service/test/
 
-step "benchmark script runs (short; the numbers are in the README, not asserted)"
+step "benchmark script runs (short; the numbers are in benches/RESULTS.md, not asserted)"
 if [ -d benches/node/node_modules/opossum ] && [ -d benches/node/node_modules/cockatiel ]; then
   node benches/node/bench.js --quick
 else

@@ -3,7 +3,8 @@
 #   a fresh venv (target/python-venv), the pinned tools of
 #   bindings-python/requirements-test.txt, one `pip install` of the package
 #   (release build, sharing target/ with the rest of the workspace), then the
-#   conformance scenarios, pytest (forms, classification, cancellation,
+#   conformance scenarios, the quick start of bindings-python/README.md
+#   (its printed output compared with the guide's), pytest (forms, classification, cancellation,
 #   bulkhead, policies, multiprocess shared breaker, Prometheus, mypy --strict,
 #   stubtest) and a smoke run of the benchmark script.
 # Exit 3 (after saying so loudly) when the venv or its tools cannot be
@@ -28,6 +29,15 @@ pip install -q "$WHEELS"/seawall-*.whl
 
 echo "--- conformance scenarios through the Python API"
 python bindings-python/tests/conformance_runner.py
+
+echo "--- the quick start of bindings-python/README.md prints what the guide says"
+QS="$PWD/target/python-quickstart"
+mkdir -p "$QS"
+python3 scripts/check-docs.py block bindings-python/README.md python-quickstart >"$QS/quickstart.py"
+python3 scripts/check-docs.py block bindings-python/README.md python-quickstart --output >"$QS/expected.txt"
+# From another folder, so the installed wheel is imported, not the source tree.
+(cd "$QS" && python quickstart.py >printed.txt)
+diff -u "$QS/expected.txt" "$QS/printed.txt" || { echo "the Python quick start printed something else"; exit 1; }
 
 echo "--- pytest"
 (cd bindings-python && python -m pytest -q -p no:cacheprovider tests)
@@ -54,5 +64,5 @@ else
   echo "--- no python3.9 on this machine: the abi3 wheel ran on $(python --version) only"
 fi
 
-echo "--- benchmark script runs (a smoke run; the numbers of a real run are in README.md)"
+echo "--- benchmark script runs (a smoke run; the numbers of a real run are in benches/RESULTS.md)"
 python benches/python/bench_overhead.py --quick >/dev/null

@@ -8,6 +8,9 @@ bash scripts/setup.sh
 step() { printf '\n==> %s\n' "$*"; }
 skipped=()
 
+step "documentation: links and anchors, blocks marked as run, README length, docs/DESIGN.md = ../shared/DESIGN.md"
+python3 scripts/check-docs.py
+
 step "format and lints"
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -q -- -D warnings

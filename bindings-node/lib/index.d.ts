@@ -312,6 +312,17 @@ export interface RetryOptions {
   retryAfterMs?: (error: unknown) => number | undefined;
   /** Called before each backoff sleep. */
   onRetry?: (info: { attempt: number; delayMs: number; error: unknown }) => void;
+  /** For metrics. Default `retry-N`. */
+  name?: string;
+}
+
+/** A retry policy's decisions so far. */
+export interface RetryMetrics {
+  name: string;
+  /** Retries allowed. */
+  retries: number;
+  /** Calls that stopped retrying, by the core's reason. */
+  giveUps: { maxAttempts: number; deadline: number; budgetExhausted: number; throttled: number };
 }
 
 export interface RetryContext {
@@ -324,6 +335,8 @@ export interface RetryContext {
 export declare class Retry implements Policy<RetryContext> {
   constructor(options?: RetryOptions);
   readonly attempts: number;
+  readonly name: string;
+  metrics(): RetryMetrics;
   execute<T>(fn: (ctx: RetryContext) => T | PromiseLike<T>, options?: ExecuteOptions): Promise<T>;
 }
 
@@ -525,6 +538,21 @@ export declare function registerMetrics(
     client?: unknown;
   },
 ): { breakers: Set<CircuitBreaker<any, any>>; bulkheads: Set<Bulkhead>; budgets: Set<RetryBudget> };
+
+/**
+ * Report breakers, bulkheads and retries through OpenTelemetry observable
+ * instruments (meter `seawall`), read at each collection: breaker state,
+ * transitions, calls by outcome, slow calls; bulkhead active, queued, limit,
+ * rejections by reason; retries and give-ups by reason. `meter` or
+ * `meterProvider` default to the global provider of `@opentelemetry/api`.
+ */
+export declare function instrumentOtel(sources?: {
+  breakers?: Iterable<CircuitBreaker<any, any>>;
+  bulkheads?: Iterable<Bulkhead>;
+  retries?: Iterable<Retry>;
+  meter?: unknown;
+  meterProvider?: unknown;
+}): { breakers: Set<CircuitBreaker<any, any>>; bulkheads: Set<Bulkhead>; retries: Set<Retry> };
 
 export declare function retryAfterOf(error: unknown): number;
 export declare function parseRetryAfter(value: string | null | undefined): number;

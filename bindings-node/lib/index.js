@@ -10,6 +10,7 @@ const { Deadline } = require('./deadline');
 const { wrap, pipeline, Pipeline, StaleCache } = require('./pipeline');
 const { Health } = require('./health');
 const { registerMetrics } = require('./metrics');
+const { instrumentOtel } = require('./otel');
 const { SeawallError, isSeawallError, codes } = require('./errors');
 const { binding } = require('./native');
 
@@ -42,6 +43,7 @@ module.exports = {
   StaleCache,
   Health,
   registerMetrics,
+  instrumentOtel,
   SeawallError,
   isSeawallError,
   codes,

@@ -4,7 +4,7 @@ import seawall from './index.js';
 export const {
   CircuitBreaker, BreakerCore, Retry, retry, RetryBudget, RetryThrottle, Backoff, Bulkhead,
   SemaphoreCore, Timeout, timeout, Deadline, wrap, pipeline, Pipeline, StaleCache, Health,
-  registerMetrics, SeawallError, isSeawallError, codes, retryAfterOf, parseRetryAfter,
+  registerMetrics, instrumentOtel, SeawallError, isSeawallError, codes, retryAfterOf, parseRetryAfter,
   monotonicMs, sharedSupported,
 } = seawall;
 export default seawall;

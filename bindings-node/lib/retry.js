@@ -8,6 +8,7 @@ const { binding, fast } = require('./native');
 const { SeawallError, isSeawallError, codes, configError, abortedError, fromNative, sharedOpenError } = require('./errors');
 const {
   only, number, argument, clockMs, ATTEMPT, optionalFunction, backoffConfig, budgetConfig, throttleConfig, isPlainObject,
+  name: nameOption,
 } = require('./config');
 const { checkSignal, listen, noop } = require('./abort');
 const { Deadline, checkDeadline } = require('./deadline');
@@ -209,7 +210,8 @@ const GIVE_UP = { '-1': 'maxAttempts', '-2': 'deadline', '-3': 'budgetExhausted'
 // gives up with the caller's error, as one past a deadline does.
 const NO_DEADLINE_MS = 2 ** 62 / 1e6;
 
-const RETRY_KEYS = ['attempts', 'backoff', 'shouldRetry', 'budget', 'throttle', 'deadlineMs', 'retryAfterMs', 'onRetry', 'signal'];
+const RETRY_KEYS = ['attempts', 'backoff', 'shouldRetry', 'budget', 'throttle', 'deadlineMs', 'retryAfterMs', 'onRetry', 'signal', 'name'];
+let unnamed = 0;
 
 /**
  * A reusable retry policy. `execute(fn, { signal, deadline })` calls
@@ -238,6 +240,19 @@ class Retry {
     this._token = create(binding.retryPolicyNew, { attempts, backoff }, budget && budget._h, throttle && throttle._h);
     this._h = binding.handleOf(this._token);
     this.attempts = attempts === undefined ? 3 : attempts;
+    this.name = nameOption(options, `retry-${++unnamed}`);
+    // The policy's own decisions, for metrics: retries allowed, give-ups by reason.
+    this._counts = { retries: 0, maxAttempts: 0, deadline: 0, budgetExhausted: 0, throttled: 0 };
+  }
+
+  /** `{ name, retries, giveUps: { maxAttempts, deadline, budgetExhausted, throttled } }` so far. */
+  metrics() {
+    const c = this._counts;
+    return {
+      name: this.name,
+      retries: c.retries,
+      giveUps: { maxAttempts: c.maxAttempts, deadline: c.deadline, budgetExhausted: c.budgetExhausted, throttled: c.throttled },
+    };
   }
 
   async execute(fn, options) {
@@ -275,8 +290,12 @@ class Retry {
     if (typeof retryAfter !== 'number' || !(retryAfter >= 0)) retryAfter = -1;
     const left = deadline !== undefined ? deadline.remainingMs() : NO_DEADLINE_MS;
     const d = binding.retryPolicyDecide(this._h, attempt, previousMs, left, retryAfter, undefined);
-    if (d >= 0) return d;
+    if (d >= 0) {
+      this._counts.retries += 1;
+      return d;
+    }
     const why = GIVE_UP[d];
+    if (why !== undefined) this._counts[why] += 1;
     if (why === 'budgetExhausted' || why === 'throttled') {
       throw new SeawallError(codes.ERETRYBUDGET, `retry refused (${why}) after attempt ${attempt}`, {
         cause: error, attempts: attempt, reason: why,

@@ -3,7 +3,8 @@
 // as expected errors must stay errors.
 import {
   CircuitBreaker, Bulkhead, Retry, retry, RetryBudget, RetryThrottle, timeout, wrap, pipeline, StaleCache,
-  Deadline, isSeawallError, SeawallError, Health, registerMetrics, type BreakerState,
+  Deadline, isSeawallError, SeawallError, Health, registerMetrics, instrumentOtel, type BreakerState,
+  type RetryMetrics,
   type PipelineResult,
 } from 'seawall';
 
@@ -83,7 +84,11 @@ export async function main(): Promise<void> {
     deadlineMs: 3000,
     signal: AbortSignal.timeout(10_000),
   });
-  const policy = new Retry({ attempts: 3, backoff: { jitter: 'equal' } });
+  const policy = new Retry({ attempts: 3, backoff: { jitter: 'equal' }, name: 'users' });
+  const tally: RetryMetrics = policy.metrics();
+  const retries: number = tally.retries + tally.giveUps.maxAttempts;
+  const sources = instrumentOtel({ breakers: [breaker], bulkheads: [bulkhead], retries: [policy] });
+  sources.retries.add(policy);
 
   const composed = wrap(bulkhead, breaker, policy, timeout(500));
   const v: number = await composed.execute(async ({ signal }) => (signal ? 1 : 2));
@@ -97,5 +102,5 @@ export async function main(): Promise<void> {
   const h = new Health();
   h.record(12, false);
   const e = new SeawallError('ETIMEDOUT', 'x');
-  console.log(name, n, state, b, r, v, left, h.status(), e.code, registerMetrics);
+  console.log(name, n, state, b, r, v, left, h.status(), e.code, registerMetrics, retries);
 }

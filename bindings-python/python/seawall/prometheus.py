@@ -33,7 +33,7 @@ once. Name your objects apart to see them apart.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Iterator, List
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
@@ -45,10 +45,7 @@ from ._retry import Retry
 
 __all__ = ["SeawallCollector"]
 
-
-def _label(obj: Any) -> str:
-    name: Optional[str] = obj.name
-    return name if name is not None else f"{type(obj).__name__.lower()}-{id(obj):x}"
+_KINDS = (CircuitBreaker, Bulkhead, Retry)
 
 
 class SeawallCollector(Collector):
@@ -77,10 +74,10 @@ class SeawallCollector(Collector):
         bh_rejected = CounterMetricFamily("seawall_bulkhead_rejections", "Calls refused by the bulkhead, by reason.", labels=["name", "reason"])
         allowed = CounterMetricFamily("seawall_retries_allowed", "Retries allowed.", labels=["name"])
         denied = CounterMetricFamily("seawall_retries_denied", "Retries refused, by reason.", labels=["name", "reason"])
-        for (kind, n), group in _groups(self._targets()).items():
+        for (kind, n), group in _registry.groups(self._targets(), _KINDS).items():
             if kind is CircuitBreaker:
                 # A shared breaker's state and totals live in its region: once per region.
-                ms = [o.metrics() for o in _once_per_region(group)]
+                ms = [o.metrics() for o in _registry.once_per_region(group)]
                 for st in State:
                     state.add_metric([n, st.value], float(sum(m["state"] == st.value for m in ms)))
                 totals = [m["totals"] for m in ms]
@@ -93,7 +90,7 @@ class SeawallCollector(Collector):
             elif kind is Bulkhead:
                 # Gauges of a shared bulkhead are the region's (once per region);
                 # its rejection counters are each handle's own (summed over all).
-                gauges = [o.metrics() for o in _once_per_region(group)]
+                gauges = [o.metrics() for o in _registry.once_per_region(group)]
                 own = [o.metrics() for o in group]
                 active.add_metric([n], sum(m["active"] for m in gauges))
                 queued.add_metric([n], sum(m["queued"] for m in gauges))
@@ -106,29 +103,3 @@ class SeawallCollector(Collector):
                 for reason in ("max_attempts", "deadline", "budget_exhausted", "throttled"):
                     denied.add_metric([n, reason], sum(s[reason] for s in stats))
         yield from (state, calls, slow, rejected, transitions, active, queued, limit, bh_rejected, allowed, denied)
-
-
-def _groups(objs: List[Any]) -> Dict[Tuple[type, str], List[Any]]:
-    """The distinct objects by (kind, name label), in first-seen order."""
-    groups: Dict[Tuple[type, str], List[Any]] = {}
-    seen = set()
-    for o in objs:
-        if id(o) in seen:
-            continue
-        seen.add(id(o))
-        kind = next(k for k in (CircuitBreaker, Bulkhead, Retry) if isinstance(o, k))
-        groups.setdefault((kind, _label(o)), []).append(o)
-    return groups
-
-
-def _once_per_region(group: List[Any]) -> List[Any]:
-    """Every local object, and one handle of each shared region."""
-    out, regions = [], set()
-    for o in group:
-        region: Optional[str] = getattr(o, "_region", None)
-        if region is not None:
-            if region in regions:
-                continue
-            regions.add(region)
-        out.append(o)
-    return out
