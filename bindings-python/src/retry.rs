@@ -83,7 +83,7 @@ impl RetryBudget {
                 0,
                 u32::MAX,
             )?,
-            percent_can_retry: crate::time::ppm_of_percent(percent_can_retry),
+            percent_can_retry: seawall_host::units::ratio_of_percent(percent_can_retry),
         };
         let budget = match &shared {
             Some(region) => {
