@@ -4,7 +4,7 @@
 // or throttle (gRPC A6 retry throttling), a total deadline, and Retry-After. The
 // decision for each failed attempt is one call into the core.
 
-const { binding, fast } = require('./native');
+const { binding, fast, constants } = require('./native');
 const { SeawallError, isSeawallError, codes, configError, abortedError, fromNative, sharedOpenError } = require('./errors');
 const {
   only, number, argument, clockMs, ATTEMPT, optionalFunction, backoffConfig, budgetConfig, throttleConfig, isPlainObject,
@@ -203,7 +203,8 @@ function sleep(ms, signal) {
   });
 }
 
-const GIVE_UP = { '-1': 'maxAttempts', '-2': 'deadline', '-3': 'budgetExhausted', '-4': 'throttled' };
+// Why a retry decision gave up, by its (negative) code (src/boundary.rs).
+const GIVE_UP = Object.fromEntries(constants.giveUp.map((g) => [String(g.code), g.name]));
 // Without a deadline, the horizon no retry may sleep past: 2^62 ns (about 146
 // years), as in the Python package. A longer delay (an endless Retry-After)
 // gives up with the caller's error, as one past a deadline does.

@@ -5,42 +5,35 @@
 //! 1 KiB) or in a region shared by every process of the host
 //! (`seawall_host::breaker::Breaker::open_shared`, with its single-use permit table).
 //!
-//! # Numbers that cross the boundary
-//! * **Permit**: `epoch · 4096 + slot` (an integer below 2⁴⁰, exact in an `f64`).
-//!   `epoch` is the breaker epoch that admitted the call, `slot` the permit-table
-//!   slot of a shared breaker (0 for a local one). The high half of a shared
-//!   permit's id (its slot generation, salted) stays on this side, in a
-//!   per-handle array indexed by slot: a slot is held by one permit at a time, so
-//!   the entry cannot be overwritten while its permit is outstanding.
-//! * **Rejection**: a negative number. `-1` forced open, `-2` half-open with every
-//!   probe slot taken, `-3` every shared permit slot taken, and `-(4 + ns)` open
-//!   with `ns` nanoseconds until the open period ends (capped at 2⁵²).
-//! * **Record** returns the breaker's epoch after recording, so the JS layer
-//!   notices a transition (its own or another process's) without another call.
+//! Permits, rejections and the state word cross as the numbers of
+//! [`crate::boundary`]. The high half of a shared permit's id (its slot
+//! generation, salted) stays on this side, in a per-handle array indexed by
+//! slot: a slot is held by one permit at a time, so the entry cannot be
+//! overwritten while its permit is outstanding. **Record** returns the breaker's
+//! epoch after recording, so the JS layer notices a transition (its own or
+//! another process's) without another call.
 
 use std::cell::Cell;
 
-use napi::bindgen_prelude::External;
-use napi::{Error, Result, Status};
+use napi::bindgen_prelude::{Env, External};
 use napi_derive::napi;
 use seawall_core::{
-    BreakerConfig, BreakerMetrics, CircuitBreaker, CountWindow, Outcome, PermitToken, Rejected,
-    State, TimeWindow, WindowConfig,
+    BreakerConfig, BreakerMetrics, CircuitBreaker, CountWindow, PermitToken, TimeWindow,
+    WindowConfig,
 };
 use seawall_host::breaker::{AcquireError, Breaker, Permit};
 use seawall_host::clock::monotonic_ns;
 use seawall_host::permits::PERMIT_SLOTS;
 use seawall_host::shared::OpenOptions;
 
+use crate::boundary::{
+    Code, REJECTED_PERMITS_EXHAUSTED, Result, breaker_rejection, error, invalid, outcome_of,
+    permit_code, split_permit_code, state_name, state_word, throwing,
+};
 use crate::convert::{
     config_error, count, factor, ms_to_ns, ns_to_ms, percent, region_error, rule_ms,
 };
 use crate::handles::{Token, registry};
-
-/// Permit codes are `epoch · SLOTS + slot`.
-const SLOTS: u64 = PERMIT_SLOTS as u64;
-/// Largest retry-after (ns) a rejection code carries exactly.
-const MAX_CODE_NS: u64 = 1 << 52;
 
 /// A breaker configuration as the JS layer sends it: every field optional
 /// (absent = DESIGN §3 default); for the rules that can be turned off a negative
@@ -95,9 +88,9 @@ pub fn breaker_config(c: &NativeBreakerConfig) -> Result<BreakerConfig> {
             bucket_width_ns: c.window_bucket_ms.map_or(1_000_000_000, ms_to_ns),
         },
         Some(other) => {
-            return Err(Error::new(
-                Status::InvalidArg,
-                format!("window.kind: must be 'count' or 'time', not {other:?}"),
+            return Err(invalid(
+                "window.kind",
+                &format!("must be 'count' or 'time', not {other:?}"),
             ));
         }
     };
@@ -184,49 +177,6 @@ struct Shared {
 enum Inner {
     Local(Local),
     Shared(Shared),
-}
-
-fn outcome_of(code: u32) -> Outcome {
-    match code {
-        0 => Outcome::Success,
-        1 => Outcome::Failure,
-        _ => Outcome::Ignored,
-    }
-}
-
-fn rejection_code(r: Rejected) -> f64 {
-    match r.state {
-        State::ForcedOpen => -1.0,
-        State::HalfOpen => -2.0,
-        _ => -((4 + r.retry_after_ns.unwrap_or(0).min(MAX_CODE_NS)) as f64),
-    }
-}
-
-#[allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    reason = "codes are integers below 2^40 made by `acquire`; garbage is clamped"
-)]
-fn split_code(code: f64) -> (u32, usize) {
-    let c = if code.is_finite() && code > 0.0 {
-        code as u64
-    } else {
-        0
-    };
-    (
-        ((c / SLOTS) & u64::from(u32::MAX)) as u32,
-        (c % SLOTS) as usize,
-    )
-}
-
-fn state_name(s: State) -> &'static str {
-    match s {
-        State::Closed => "closed",
-        State::Open => "open",
-        State::HalfOpen => "halfOpen",
-        State::ForcedOpen => "forcedOpen",
-        State::Disabled => "disabled",
-    }
 }
 
 /// A snapshot of a breaker (`metrics()`); reading changes nothing.
@@ -337,8 +287,16 @@ macro_rules! each {
 /// `handleOf`). Throws on an invalid configuration or a region that cannot be
 /// opened (see `convert::region_error`).
 #[napi]
-pub fn breaker_new(config: NativeBreakerConfig, shared: Option<String>) -> Result<External<Token>> {
-    let cfg = breaker_config(&config)?;
+pub fn breaker_new(
+    env: Env,
+    config: NativeBreakerConfig,
+    shared: Option<String>,
+) -> napi::Result<External<Token>> {
+    throwing(env, new_breaker(&config, shared))
+}
+
+fn new_breaker(config: &NativeBreakerConfig, shared: Option<String>) -> Result<External<Token>> {
+    let cfg = breaker_config(config)?;
     let (inner, size) = match shared {
         None => {
             let (local, size) = Local::new(cfg)?;
@@ -372,17 +330,17 @@ pub fn breaker_acquire_at(h: f64, now_ms: f64) -> Result<f64> {
 fn acquire_ns(inner: &Inner, now: u64) -> f64 {
     match inner {
         Inner::Local(l) => each_local!(l, b => match b.acquire_token(now) {
-            Ok(t) => (u64::from(t.epoch) * SLOTS) as f64,
-            Err(r) => rejection_code(r),
+            Ok(t) => permit_code(t.epoch, 0),
+            Err(r) => breaker_rejection(r),
         }),
         Inner::Shared(s) => match s.breaker.try_acquire(now) {
             Ok(p) => {
                 let slot = (p.id & 0xFFFF_FFFF) as usize % PERMIT_SLOTS;
                 s.id_high[slot].set((p.id >> 32) as u32);
-                (u64::from(p.epoch) * SLOTS + slot as u64) as f64
+                permit_code(p.epoch, slot)
             }
-            Err(AcquireError::Rejected(r)) => rejection_code(r),
-            Err(AcquireError::PermitsExhausted) => -3.0,
+            Err(AcquireError::Rejected(r)) => breaker_rejection(r),
+            Err(AcquireError::PermitsExhausted) => REJECTED_PERMITS_EXHAUSTED,
         },
     }
 }
@@ -411,7 +369,7 @@ pub fn breaker_record_at(
 }
 
 fn record_ns(inner: &Inner, code: f64, outcome: u32, duration: u64, now: u64) -> Result<u32> {
-    let (epoch, slot) = split_code(code);
+    let (epoch, slot) = split_permit_code(code);
     let outcome = outcome_of(outcome);
     match inner {
         Inner::Local(l) => each_local!(l, b => {
@@ -422,23 +380,18 @@ fn record_ns(inner: &Inner, code: f64, outcome: u32, duration: u64, now: u64) ->
             let id = (u64::from(s.id_high[slot].get()) << 32) | slot as u64;
             s.breaker
                 .record(Permit { id, epoch }, outcome, duration, now)
-                .map_err(|e| {
-                    Error::new(
-                        Status::GenericFailure,
-                        format!("EPERMIT permit not usable: {e:?}"),
-                    )
-                })?;
+                .map_err(|e| error(Code::Permit, format!("permit not usable: {e:?}")))?;
             Ok(s.breaker.epoch())
         }
     }
 }
 
-/// `state · 2²⁸ + epoch` of breaker `h`: state 0 closed, 1 open, 2 half-open,
-/// 3 forced open, 4 disabled. One call for the JS layer's transition check.
+/// The state word of breaker `h` (`crate::boundary`): one call for the JS
+/// layer's transition check.
 pub fn breaker_state_word(h: f64) -> Result<f64> {
     with(h, |inner| {
         let (state, epoch) = each!(inner, b => (b.state(), b.epoch()));
-        f64::from(state as u8) * f64::from(1u32 << 28) + f64::from(epoch)
+        state_word(state, epoch)
     })
 }
 
@@ -484,9 +437,9 @@ pub fn breaker_control(h: f64, action: String) -> Result<()> {
             each!(inner, b => b.reset());
             Ok(())
         }
-        other => Err(Error::new(
-            Status::InvalidArg,
-            format!("unknown breaker action {other:?}"),
+        other => Err(invalid(
+            "action",
+            &format!("must be 'forceOpen', 'disable' or 'reset', not {other:?}"),
         )),
     })?
 }
@@ -515,8 +468,8 @@ pub fn breaker_placement(h: f64) -> Result<Vec<bool>> {
 /// Remove the shared breaker `name` (a missing one is fine). Processes attached
 /// to it keep theirs; the next open creates a new one.
 #[napi]
-pub fn breaker_unlink_shared(name: String) -> Result<()> {
-    Breaker::unlink_shared(&name).map_err(region_error)
+pub fn breaker_unlink_shared(env: Env, name: String) -> napi::Result<()> {
+    throwing(env, Breaker::unlink_shared(&name).map_err(region_error))
 }
 
 /// Breakers alive in this thread (tests: dropped breakers are freed).
