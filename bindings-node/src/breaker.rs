@@ -229,7 +229,7 @@ pub struct NativeBreakerMetrics {
 }
 
 fn rate(r: Option<seawall_core::Ratio>) -> Option<f64> {
-    r.map(|r| r.ppm() as f64 / 10_000.0)
+    r.map(seawall_host::units::percent_of_ratio)
 }
 
 fn metrics_object(m: &BreakerMetrics, outstanding: Option<u64>) -> NativeBreakerMetrics {

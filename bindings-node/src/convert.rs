@@ -14,7 +14,6 @@ use crate::boundary::{Code, Error, error, invalid};
 // the host's conversions are total anyway (negative and NaN → 0, saturating).
 pub use seawall_host::units::{
     ms_to_ns, ns_to_ms, ratio_of_factor as factor, ratio_of_percent as percent,
-    round_to_u64 as round_u64,
 };
 
 /// A JS-side optional duration: negative means "rule off" (the JS layer sends -1

@@ -70,7 +70,7 @@ fn snapshot_object(s: &HealthSnapshot) -> NativeHealthSnapshot {
     NativeHealthSnapshot {
         calls: s.calls as f64,
         errors: s.errors as f64,
-        error_rate: s.error_rate.map(|r| r.ppm() as f64 / 10_000.0),
+        error_rate: s.error_rate.map(seawall_host::units::percent_of_ratio),
         p50_ms: s.p50_ns.map(ns_to_ms),
         p90_ms: s.p90_ns.map(ns_to_ms),
         p99_ms: s.p99_ns.map(ns_to_ms),

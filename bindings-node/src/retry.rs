@@ -23,10 +23,9 @@ use seawall_host::handle::Handle;
 use seawall_host::shared::{OpenOptions, Shareable};
 
 use crate::boundary::{Result, give_up_code, invalid, throwing};
-use crate::convert::{
-    config_error, count, factor, ms_to_ns, ns_to_ms, percent, region_error, round_u64,
-};
+use crate::convert::{config_error, count, factor, ms_to_ns, ns_to_ms, percent, region_error};
 use crate::handles::{Token, registry};
+use seawall_host::units::milli_tokens as milli;
 
 /// A budget or throttle in this process, or (with `shared`) the one named
 /// `shared`, created or attached (attaching changes nothing; another
@@ -254,13 +253,6 @@ pub fn retry_budget_snapshot(h: f64, now_ms: Option<f64>) -> Result<NativeRetryB
             available: s.available() as f64,
         }
     })
-}
-
-/// gRPC's `maxTokens` / `tokenRatio` in milli-tokens, truncated to 3 decimals
-/// (the small epsilon keeps 0.1 · 1000 = 99.999… from truncating to 99).
-fn milli(x: f64) -> u32 {
-    let m = round_u64((x * f64::from(MILLI) + 1e-6).floor());
-    u32::try_from(m).unwrap_or(u32::MAX)
 }
 
 /// A retry throttle configuration (absent = gRPC's example: 10 tokens, ratio 0.1).
