@@ -281,8 +281,11 @@ export interface NativeConstants {
   cancelResults: Array<string>
   /** `release`: no permit was held. */
   releaseNotHeld: number
-  /** `release`'s `head` when the caller has no ticket waiting. */
-  noTicket: number
+  /**
+   * A number argument that is absent (`release` with no ticket waiting, a
+   * rule turned off, no retry-after): any negative number; this one.
+   */
+  absent: number
   /** Retry decisions to give up, by code. */
   giveUp: Array<NativeNamedCode>
   /** Every `code` an error of this addon carries. */

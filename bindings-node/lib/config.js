@@ -6,6 +6,7 @@
 
 const { configError } = require('./errors');
 const { optionKeys } = require('./options');
+const { constants } = require('./native');
 
 function isPlainObject(o) {
   return o !== null && typeof o === 'object' && !Array.isArray(o);
@@ -22,7 +23,7 @@ function only(o, allowed, where) {
 
 /**
  * A number option: undefined stays undefined (the core's default); `null` is
- * `-1` ("rule off") where `nullable`; otherwise a finite number ≥ `min`
+ * `constants.absent` ("rule off") where `nullable`; otherwise a finite number ≥ `min`
  * (`> min` with `exclusive`), ≤ `max`, an integer with `integer`; `Infinity`
  * too where `infinite`.
  */
@@ -30,7 +31,7 @@ function number(o, key, field, rules = {}) {
   const v = o[key];
   if (v === undefined) return undefined;
   if (v === null) {
-    if (rules.nullable) return -1;
+    if (rules.nullable) return constants.absent;
     throw configError(field, 'must not be null (this rule cannot be turned off)');
   }
   return checked(v, field, rules);

@@ -273,7 +273,7 @@ class Retry {
     if (isSeawallError(error, codes.EABORTED)) throw error;
     if (this._shouldRetry !== undefined && !this._shouldRetry(error, attempt)) throw error;
     let retryAfter = this._retryAfter !== undefined ? this._retryAfter(error) : retryAfterOf(error);
-    if (typeof retryAfter !== 'number' || !(retryAfter >= 0)) retryAfter = -1;
+    if (typeof retryAfter !== 'number' || !(retryAfter >= 0)) retryAfter = constants.absent;
     const left = deadline !== undefined ? deadline.remainingMs() : NO_DEADLINE_MS;
     const d = binding.retryPolicyDecide(this._h, attempt, previousMs, left, retryAfter, undefined);
     if (d >= 0) return d;

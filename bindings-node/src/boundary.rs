@@ -19,6 +19,8 @@
 //!   ticket, negative for none): a poll result, or `-1` when no permit was held.
 //! * **Retry decision**: a delay `≥ 0` (ms), or `-1` attempts used up, `-2`
 //!   deadline, `-3` budget exhausted, `-4` throttled.
+//! * **Absent numbers** (a rule turned off, no ticket, no retry-after): any
+//!   negative number; JavaScript sends `-1`.
 //! * **Errors**: every error this addon throws has its `code` set here ([`Code`]),
 //!   and an invalid option also its `field` (the option's JavaScript name).
 
@@ -257,9 +259,9 @@ pub const CANCEL_PASSED_ON: u32 = 1;
 pub const CANCEL_UNKNOWN: u32 = 2;
 /// `release` found no permit held.
 pub const RELEASE_NOT_HELD: i32 = -1;
-/// The `head` of a `release` when the caller has no ticket waiting (any
-/// negative number means none).
-const NO_TICKET: f64 = -1.0;
+/// A number argument that is absent: a `release` with no ticket waiting, a rule
+/// turned off, no retry-after or deadline (any negative number means none).
+const ABSENT: f64 = -1.0;
 /// Priorities in the order of their codes.
 const PRIORITIES: [Priority; 4] = [
     Priority::Critical,
@@ -406,8 +408,9 @@ pub struct NativeConstants {
     pub cancel_results: Vec<String>,
     /// `release`: no permit was held.
     pub release_not_held: i32,
-    /// `release`'s `head` when the caller has no ticket waiting.
-    pub no_ticket: f64,
+    /// A number argument that is absent (`release` with no ticket waiting, a
+    /// rule turned off, no retry-after): any negative number; this one.
+    pub absent: f64,
     /// Retry decisions to give up, by code.
     pub give_up: Vec<NativeNamedCode>,
     /// Every `code` an error of this addon carries.
@@ -466,7 +469,7 @@ pub fn constants() -> NativeConstants {
             (CANCEL_UNKNOWN, "unknown"),
         ]),
         release_not_held: RELEASE_NOT_HELD,
-        no_ticket: NO_TICKET,
+        absent: ABSENT,
         give_up: [
             GiveUp::MaxAttempts,
             GiveUp::Deadline,
