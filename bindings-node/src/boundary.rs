@@ -49,7 +49,8 @@ pub enum Code {
     Permit,
     /// More live objects of one kind than a handle can name.
     Limit,
-    /// An argument of a hot-path function was not a number.
+    /// An argument lib/ passed is not one the native function takes (a
+    /// non-number to a hot-path function, an unknown action): a bug of lib/.
     InvalidArg,
     /// A panic was caught before it crossed into Node (a bug).
     Panic,

@@ -437,9 +437,10 @@ pub fn breaker_control(h: f64, action: String) -> Result<()> {
             each!(inner, b => b.reset());
             Ok(())
         }
-        other => Err(invalid(
-            "action",
-            &format!("must be 'forceOpen', 'disable' or 'reset', not {other:?}"),
+        // lib/ passes only the three literals: another is a bug there.
+        other => Err(error(
+            Code::InvalidArg,
+            format!("unknown breaker action {other:?}"),
         )),
     })?
 }
