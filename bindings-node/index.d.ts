@@ -90,6 +90,15 @@ export declare function breakerRetryAfterMs(h: number, nowMs?: number | undefine
 export declare function breakerUnlinkShared(name: string): void
 
 /**
+ * The fields of each core configuration the package exposes
+ * (`seawall_host::options`), which `lib/options.js` must cover.
+ */
+export declare function configFields(): Record<string, string[]>
+
+/** The numbers every encoding of this module uses, for `lib/native.js`. */
+export declare function constants(): NativeConstants
+
+/**
  * The hot-path functions, as one object (see the module docs):
  * `breakerAcquire(h)`, `breakerRecord(h, permit, outcome, durationMs)`,
  * `breakerStateWord(h)`, `semaphoreAcquire(h, priority, wait)`,
@@ -232,6 +241,59 @@ export interface NativeBreakerMetrics {
   permitsOutstanding?: number
 }
 
+/** The numbers of the encodings above, for `lib/` to decode with. */
+export interface NativeConstants {
+  /** Breaker permit codes are `epoch · permitCodeSpan + slot`. */
+  permitCodeSpan: number
+  /** Shared permit slots of a breaker. */
+  permitSlots: number
+  /** Breaker state words are `state · stateSpan + epoch`. */
+  stateSpan: number
+  /** Breaker state names, indexed by the state word's `state`. */
+  states: Array<string>
+  /** Outcome codes: success. */
+  outcomeSuccess: number
+  /** Outcome codes: failure. */
+  outcomeFailure: number
+  /** Outcome codes: ignored. */
+  outcomeIgnored: number
+  /** Breaker rejection: forced open. */
+  rejectedForcedOpen: number
+  /** Breaker rejection: half-open, every probe slot taken. */
+  rejectedHalfOpen: number
+  /** Breaker rejection: every shared permit slot taken. */
+  rejectedPermitsExhausted: number
+  /** Breaker rejection: open, `-(rejectedOpenBase + ns)`. */
+  rejectedOpenBase: number
+  /** Bulkhead acquire: admitted. */
+  admitted: number
+  /** Bulkhead rejection: `-(base + reason + 2·(queued + span·active))`. */
+  rejectedSemaphoreBase: number
+  /** Bulkhead rejection: occupancy is `queued + occupancySpan · active`. */
+  occupancySpan: number
+  /** Bulkhead rejection reasons, indexed by `reason`. */
+  rejectReasons: Array<string>
+  /** Priority names, indexed by priority code. */
+  priorities: Array<string>
+  /** Poll results, indexed by code. */
+  pollResults: Array<string>
+  /** Cancel results, indexed by code. */
+  cancelResults: Array<string>
+  /** `release`: no permit was held. */
+  releaseNotHeld: number
+  /**
+   * A number argument that is absent (`release` with no ticket waiting, a
+   * rule turned off, no retry-after): any negative number; this one.
+   */
+  absent: number
+  /** Retry decisions to give up, by code. */
+  giveUp: Array<NativeNamedCode>
+  /** Every `code` an error of this addon carries. */
+  errorCodes: Array<string>
+  /** Default entries of a stale-if-error cache (the same in Python). */
+  staleCacheMaxEntries: number
+}
+
 /**
  * A health configuration (absent = default: 10 buckets of 1 s; degraded above
  * 10 % errors or p99 2 s, unhealthy above 50 % or 5 s).
@@ -267,6 +329,14 @@ export interface NativeHealthSnapshot {
   p99Ms?: number
   /** `healthy`, `degraded` or `unhealthy`. */
   status: string
+}
+
+/** A name and the number it crosses as. */
+export interface NativeNamedCode {
+  /** The JavaScript name. */
+  name: string
+  /** The number. */
+  code: number
 }
 
 /**

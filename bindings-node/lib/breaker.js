@@ -8,23 +8,26 @@
 // with the last one seen is how events are noticed: no timers, no polling loop.
 
 const { EventEmitter } = require('node:events');
-const { binding, fast } = require('./native');
+const { binding, fast, constants } = require('./native');
 const { SeawallError, isSeawallError, codes, configError, abortedError, fromNative, sharedOpenError } = require('./errors');
 const { breakerConfig, only, optionalFunction, argument, clockMs, name: nameOption, BREAKER_KEYS } = require('./config');
 const { checkSignal } = require('./abort');
 
 const { breakerAcquire, breakerRecord, breakerStateWord } = fast;
 
-const SLOTS = 4096; // permit = epoch · SLOTS + slot (src/breaker.rs)
-const STATE_SHIFT = 2 ** 32; // stateWord = state · 2^32 + epoch (seawall_host::breaker::Observed::word)
-const SUCCESS = 0;
-const FAILURE = 1;
-const IGNORED = 2;
-const STATES = ['closed', 'open', 'halfOpen', 'forcedOpen', 'disabled'];
-const OPEN = 1;
-const HALF_OPEN = 2;
-const FORCED_OPEN = 3;
-const STATE_EVENTS = ['close', 'open', 'halfOpen', 'forcedOpen', 'disabled'];
+// The encodings of src/boundary.rs: permit = epoch · SLOTS + slot,
+// stateWord = state · STATE_SHIFT + epoch.
+const SLOTS = constants.permitCodeSpan;
+const STATE_SHIFT = constants.stateSpan;
+const SUCCESS = constants.outcomeSuccess;
+const FAILURE = constants.outcomeFailure;
+const IGNORED = constants.outcomeIgnored;
+const STATES = constants.states;
+const OPEN = STATES.indexOf('open');
+const HALF_OPEN = STATES.indexOf('halfOpen');
+const FORCED_OPEN = STATES.indexOf('forcedOpen');
+// The event of each state is its name, but `close` for `closed`.
+const STATE_EVENTS = STATES.map((s) => (s === 'closed' ? 'close' : s));
 const TIMED_EVENTS = new Set(['success', 'failure']);
 const NO_SIGNAL = Object.freeze({ signal: undefined });
 const disposeSymbol = Symbol.dispose || Symbol.for('nodejs.dispose');
@@ -32,23 +35,23 @@ const disposeSymbol = Symbol.dispose || Symbol.for('nodejs.dispose');
 let unnamed = 0;
 
 function circuitOpenError(name, code) {
-  if (code <= -4) {
-    const retryAfterMs = (-code - 4) / 1e6;
+  if (code <= -constants.rejectedOpenBase) {
+    const retryAfterMs = (-code - constants.rejectedOpenBase) / 1e6;
     return new SeawallError(codes.ECIRCUITOPEN, `circuit breaker '${name}' is open; retry after ${retryAfterMs} ms`, {
       breaker: name, state: 'open', retryAfterMs,
     });
   }
-  if (code === -1) {
+  if (code === constants.rejectedForcedOpen) {
     return new SeawallError(codes.ECIRCUITOPEN, `circuit breaker '${name}' is forced open`, {
       breaker: name, state: 'forcedOpen', retryAfterMs: undefined,
     });
   }
-  if (code === -2) {
+  if (code === constants.rejectedHalfOpen) {
     return new SeawallError(codes.ECIRCUITOPEN, `circuit breaker '${name}' is half-open and every probe slot is taken`, {
       breaker: name, state: 'halfOpen', retryAfterMs: undefined,
     });
   }
-  return new SeawallError(codes.EPERMITS, `circuit breaker '${name}': all 4096 shared permit slots are in use`, {
+  return new SeawallError(codes.EPERMITS, `circuit breaker '${name}': all ${constants.permitSlots} shared permit slots are in use`, {
     breaker: name,
   });
 }
@@ -221,7 +224,7 @@ class CircuitBreaker extends EventEmitter {
     this._epoch = epoch;
     const change = { from: STATES[from], to: STATES[state], epoch };
     this.emit('stateChange', change);
-    if (state === 1) {
+    if (state === OPEN) {
       const retryAfterMs = binding.breakerRetryAfterMs(this._h, undefined);
       this.emit('open', { retryAfterMs: retryAfterMs === null ? undefined : retryAfterMs, epoch });
     } else {

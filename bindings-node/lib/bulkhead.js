@@ -19,20 +19,25 @@
 // exited while waiting would leave its ticket in the shared queue, where a grant
 // would hold a permit until someone reclaims it.
 
-const { binding, fast } = require('./native');
+const { binding, fast, constants } = require('./native');
 const { SeawallError, codes, configError, abortedError, fromNative, sharedOpenError } = require('./errors');
-const { only, number, argument, semaphoreConfig, isPlainObject, name: nameOption, PRIORITIES } = require('./config');
+const { only, number, argument, semaphoreConfig, isPlainObject, name: nameOption, PRIORITIES, BULKHEAD_KEYS } = require('./config');
 const { checkSignal, listen, noop } = require('./abort');
 const { LongTimer } = require('./timers');
 
 const { semaphoreAcquire, semaphoreRelease, semaphorePoll, semaphoreCancel } = fast;
 
-// No prototype: `priority: 'toString'` must be refused, not looked up.
-const PRIORITY = Object.assign(Object.create(null), { critical: 0, high: 1, normal: 2, low: 3 });
-const ADMITTED = -1;
-const WAITING = 0;
-const GRANTED = 1;
-const PASSED_ON = 1;
+// The encodings of src/boundary.rs. No prototype: `priority: 'toString'` must
+// be refused, not looked up.
+const PRIORITY = Object.assign(Object.create(null), Object.fromEntries(constants.priorities.map((p, i) => [p, i])));
+const ADMITTED = constants.admitted;
+const POLL_RESULTS = constants.pollResults;
+const CANCEL_RESULTS = constants.cancelResults;
+const WAITING = POLL_RESULTS.indexOf('waiting');
+const GRANTED = POLL_RESULTS.indexOf('granted');
+const PASSED_ON = CANCEL_RESULTS.indexOf('passedOn');
+const NO_TICKET = constants.absent;
+const NOT_HELD = constants.releaseNotHeld;
 const SHARED_POLL_FIRST_MS = 1;
 const SHARED_POLL_MAX_MS = 4;
 const NO_SIGNAL = Object.freeze({ signal: undefined });
@@ -40,12 +45,13 @@ const TICKET = { integer: true, max: Number.MAX_SAFE_INTEGER };
 
 let unnamed = 0;
 
+/** The EBULKHEADFULL error of rejection `code`: `-(base + reason + 2·(queued + span·active))`. */
 function rejection(name, code, priority) {
-  const x = -code - 2;
-  const reason = x % 2 === 0 ? 'shed' : 'full';
+  const x = -code - constants.rejectedSemaphoreBase;
+  const reason = constants.rejectReasons[x % 2];
   const rest = (x - (x % 2)) / 2;
-  const queued = rest % 65536;
-  const active = (rest - queued) / 65536;
+  const queued = rest % constants.occupancySpan;
+  const active = (rest - queued) / constants.occupancySpan;
   const what = reason === 'shed' ? `sheds ${priority} priority calls` : 'is full';
   return new SeawallError(codes.EBULKHEADFULL, `bulkhead '${name}' ${what} (${active} active, ${queued} queued)`, {
     bulkhead: name, reason, active, queued, priority,
@@ -66,7 +72,7 @@ class Bulkhead {
    */
   constructor(options = {}) {
     if (!isPlainObject(options)) throw configError('options', 'must be an object');
-    only(options, ['maxConcurrent', 'maxQueue', 'queueTimeoutMs', 'shares', 'name', 'shared']);
+    only(options, BULKHEAD_KEYS);
     const shared = options.shared;
     if (shared !== undefined && (typeof shared !== 'string' || shared === '')) {
       throw configError('shared', 'must be a non-empty region name');
@@ -264,7 +270,7 @@ class Bulkhead {
 
   _release() {
     const w = this._peek();
-    const state = semaphoreRelease(this._h, w === undefined ? -1 : w.ticket);
+    const state = semaphoreRelease(this._h, w === undefined ? NO_TICKET : w.ticket);
     if (w !== undefined && state === GRANTED) {
       this._grant(w);
       // Shared: other processes' releases may have granted the next ones too.
@@ -350,18 +356,18 @@ class SemaphoreCore {
   /** `waiting`, `granted`, `cancelled` or `unknown`. */
   poll(ticket) {
     argument(ticket, 'ticket', TICKET);
-    return ['waiting', 'granted', 'cancelled', 'unknown'][semaphorePoll(this._h, ticket)];
+    return POLL_RESULTS[semaphorePoll(this._h, ticket)];
   }
 
   /** `cancelled`, `passedOn` or `unknown`. */
   cancel(ticket) {
     argument(ticket, 'ticket', TICKET);
-    return ['cancelled', 'passedOn', 'unknown'][semaphoreCancel(this._h, ticket)];
+    return CANCEL_RESULTS[semaphoreCancel(this._h, ticket)];
   }
 
   /** Give a permit back; false when none was held. */
   release() {
-    return semaphoreRelease(this._h, -1) !== -1;
+    return semaphoreRelease(this._h, NO_TICKET) !== NOT_HELD;
   }
 
   snapshot() {

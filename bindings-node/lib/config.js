@@ -5,6 +5,8 @@
 // checked by the core, whose errors the native layer names the same way.
 
 const { configError } = require('./errors');
+const { optionKeys } = require('./options');
+const { constants } = require('./native');
 
 function isPlainObject(o) {
   return o !== null && typeof o === 'object' && !Array.isArray(o);
@@ -21,7 +23,7 @@ function only(o, allowed, where) {
 
 /**
  * A number option: undefined stays undefined (the core's default); `null` is
- * `-1` ("rule off") where `nullable`; otherwise a finite number ≥ `min`
+ * `constants.absent` ("rule off") where `nullable`; otherwise a finite number ≥ `min`
  * (`> min` with `exclusive`), ≤ `max`, an integer with `integer`; `Infinity`
  * too where `infinite`.
  */
@@ -29,7 +31,7 @@ function number(o, key, field, rules = {}) {
   const v = o[key];
   if (v === undefined) return undefined;
   if (v === null) {
-    if (rules.nullable) return -1;
+    if (rules.nullable) return constants.absent;
     throw configError(field, 'must not be null (this rule cannot be turned off)');
   }
   return checked(v, field, rules);
@@ -66,12 +68,8 @@ function checked(v, field, { min = 0, max = Infinity, integer = false, exclusive
   return v;
 }
 
-const BREAKER_KEYS = [
-  'name', 'shared', 'window', 'minimumCalls', 'failureRateThreshold', 'slowCallDurationMs',
-  'slowCallRateThreshold', 'consecutiveFailures', 'openDurationMs', 'openBackoffMultiplier',
-  'maxOpenDurationMs', 'openJitterFactor', 'halfOpenMaxCalls', 'halfOpenSuccessThreshold',
-  'halfOpenMaxWaitMs', 'isFailure', 'errorFilter', 'fallback',
-];
+const BREAKER_KEYS = optionKeys('breaker');
+const BULKHEAD_KEYS = optionKeys('semaphore');
 
 /** CircuitBreaker options → native breaker config. */
 function breakerConfig(o) {
@@ -151,7 +149,7 @@ function backoffConfig(b) {
 
 /** RetryBudget options → native config. */
 function budgetConfig(o) {
-  only(o, ['ttlMs', 'minRetriesPerSec', 'percentCanRetry', 'name', 'shared'], 'RetryBudget');
+  only(o, optionKeys('retry_budget'), 'RetryBudget');
   return {
     ttlMs: number(o, 'ttlMs', 'ttlMs', { min: 0, exclusive: true }),
     minRetriesPerSec: number(o, 'minRetriesPerSec', 'minRetriesPerSec', { integer: true, max: 2 ** 32 - 1 }),
@@ -161,7 +159,7 @@ function budgetConfig(o) {
 
 /** RetryThrottle options → native config. */
 function throttleConfig(o) {
-  only(o, ['maxTokens', 'tokenRatio', 'name', 'shared'], 'RetryThrottle');
+  only(o, optionKeys('retry_throttle'), 'RetryThrottle');
   return {
     maxTokens: number(o, 'maxTokens', 'maxTokens', { min: 0, exclusive: true, max: 1000 }),
     tokenRatio: number(o, 'tokenRatio', 'tokenRatio', { min: 0, exclusive: true }),
@@ -170,7 +168,7 @@ function throttleConfig(o) {
 
 /** Health options → native config. */
 function healthConfig(o) {
-  only(o, ['buckets', 'bucketMs', 'degradedErrorRate', 'unhealthyErrorRate', 'degradedP99Ms', 'unhealthyP99Ms'], 'Health');
+  only(o, optionKeys('health'), 'Health');
   return {
     buckets: number(o, 'buckets', 'buckets', { min: 1, integer: true, max: 60 }),
     bucketMs: number(o, 'bucketMs', 'bucketMs', { min: 0, exclusive: true }),
@@ -198,5 +196,5 @@ function name(o, fallback) {
 module.exports = {
   isPlainObject, only, number, argument, clockMs, ATTEMPT, optionalFunction, name,
   breakerConfig, semaphoreConfig, backoffConfig, budgetConfig, throttleConfig, healthConfig,
-  BREAKER_KEYS, PRIORITIES, JITTERS,
+  BREAKER_KEYS, BULKHEAD_KEYS, PRIORITIES, JITTERS,
 };

@@ -3,6 +3,8 @@
 // from the user's own errors by `isSeawallError`. The user's errors are never
 // wrapped: they pass through unchanged.
 
+const { constants } = require('./native');
+
 const BRAND = Symbol.for('seawall.error');
 
 /** Every code a SeawallError can carry. */
@@ -66,17 +68,20 @@ function abortedError(signal) {
   return new SeawallError(codes.EABORTED, 'the operation was aborted', { cause: signal.reason });
 }
 
-const NATIVE_CODES = new Set(['ESHAREDMISMATCH', 'ESHARED', 'EHANDLE', 'EPERMIT', 'ELIMIT', 'EPANIC', 'EINVALIDARG']);
+// The codes the native layer sets on what it throws (src/boundary.rs).
+const NATIVE_CODES = new Set(constants.errorCodes);
 
-/** Turn an error thrown by the native addon into a SeawallError. */
+/**
+ * Turn an error thrown by the native addon into a SeawallError with the same
+ * `code` (and `field`, for an invalid option), both set natively; anything
+ * else (napi-rs's own argument errors) is EINTERNAL.
+ */
 function fromNative(e) {
   if (isSeawallError(e)) return e;
   const message = e && typeof e.message === 'string' ? e.message : String(e);
-  if (e && NATIVE_CODES.has(e.code)) return new SeawallError(e.code, message);
-  const coded = /^(E[A-Z]+) (.*)$/s.exec(message);
-  if (coded && NATIVE_CODES.has(coded[1])) return new SeawallError(coded[1], coded[2]);
-  const field = /^([A-Za-z][A-Za-z.]*): (.*)$/s.exec(message);
-  if (field && e && e.code === 'InvalidArg') return configError(field[1], field[2]);
+  if (e && NATIVE_CODES.has(e.code)) {
+    return new SeawallError(e.code, message, typeof e.field === 'string' ? { field: e.field } : undefined);
+  }
   return new SeawallError(codes.EINTERNAL, message, { cause: e });
 }
 

@@ -456,6 +456,7 @@ export declare function wrap(...policies: Policy<any>[]): Policy<CallContext> & 
 
 /** The last good value per key (lru-cache), for stale-if-error fallbacks. */
 export declare class StaleCache<K extends {} = string, V extends {} = {}> {
+  /** `max`: keys kept (default 1024, the same as Python's); `maxStaleMs`: age limit (default none). */
   constructor(options?: { max?: number; maxStaleMs?: number });
   set(key: K, value: V): void;
   get(key: K): V | undefined;

@@ -8,6 +8,7 @@
 // source `primary`, `stale-cache` or `fallback-k`.
 
 const { LRUCache } = require('lru-cache');
+const { constants } = require('./native');
 const { configError } = require('./errors');
 const { only, number, isPlainObject } = require('./config');
 const { checkSignal } = require('./abort');
@@ -51,7 +52,8 @@ function wrap(...policies) {
 
 /**
  * A stale-if-error cache on lru-cache: the last good value per key, kept for
- * `maxStaleMs` (default: until evicted) among at most `max` keys (default 1000).
+ * `maxStaleMs` (default: until evicted) among at most `max` keys (default 1024,
+ * `STALE_CACHE_MAX_ENTRIES` of seawall-host, the same as Python's).
  * No timers: entries expire when read.
  */
 class StaleCache {
@@ -61,7 +63,7 @@ class StaleCache {
     const max = number(options, 'max', 'staleCache.max', { min: 1, integer: true });
     const ttl = number(options, 'maxStaleMs', 'staleCache.maxStaleMs', { min: 1 });
     this._lru = new LRUCache({
-      max: max === undefined ? 1000 : max,
+      max: max === undefined ? constants.staleCacheMaxEntries : max,
       ...(ttl !== undefined ? { ttl: Math.ceil(ttl), ttlAutopurge: false, allowStale: false } : {}),
     });
   }

@@ -4,7 +4,7 @@
 // or throttle (gRPC A6 retry throttling), a total deadline, and Retry-After. The
 // decision for each failed attempt is one call into the core.
 
-const { binding, fast } = require('./native');
+const { binding, fast, constants } = require('./native');
 const { SeawallError, isSeawallError, codes, configError, abortedError, fromNative, sharedOpenError } = require('./errors');
 const {
   only, number, argument, clockMs, ATTEMPT, optionalFunction, backoffConfig, budgetConfig, throttleConfig, isPlainObject,
@@ -204,7 +204,8 @@ function sleep(ms, signal) {
   });
 }
 
-const GIVE_UP = { '-1': 'maxAttempts', '-2': 'deadline', '-3': 'budgetExhausted', '-4': 'throttled' };
+// Why a retry decision gave up, by its (negative) code (src/boundary.rs).
+const GIVE_UP = Object.fromEntries(constants.giveUp.map((g) => [String(g.code), g.name]));
 // Without a deadline, the horizon no retry may sleep past: 2^62 ns (about 146
 // years), as in the Python package. A longer delay (an endless Retry-After)
 // gives up with the caller's error, as one past a deadline does.
@@ -287,7 +288,7 @@ class Retry {
     if (isSeawallError(error, codes.EABORTED)) throw error;
     if (this._shouldRetry !== undefined && !this._shouldRetry(error, attempt)) throw error;
     let retryAfter = this._retryAfter !== undefined ? this._retryAfter(error) : retryAfterOf(error);
-    if (typeof retryAfter !== 'number' || !(retryAfter >= 0)) retryAfter = -1;
+    if (typeof retryAfter !== 'number' || !(retryAfter >= 0)) retryAfter = constants.absent;
     const left = deadline !== undefined ? deadline.remainingMs() : NO_DEADLINE_MS;
     const d = binding.retryPolicyDecide(this._h, attempt, previousMs, left, retryAfter, undefined);
     if (d >= 0) {

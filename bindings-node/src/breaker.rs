@@ -5,41 +5,32 @@
 //! 1 KiB) or in a region shared by every process of the host (`open_shared`,
 //! with its single-use permit table).
 //!
-//! # Numbers that cross the boundary
-//! * **Permit**: `epoch · 4096 + slot` (an integer below 2⁴⁰, exact in an `f64`).
-//!   `epoch` is the breaker epoch that admitted the call, `slot` the permit-table
-//!   slot of a shared breaker (0 for a local one). The high half of a shared
-//!   permit's id (its slot generation, salted) stays on this side, in a
-//!   per-handle array indexed by slot: a slot is held by one permit at a time, so
-//!   the entry cannot be overwritten while its permit is outstanding.
-//! * **Rejection**: a negative number. `-1` forced open, `-2` half-open with every
-//!   probe slot taken, `-3` every shared permit slot taken, and `-(4 + ns)` open
-//!   with `ns` nanoseconds until the open period ends (capped at 2⁵²).
-//! * **Record** returns the breaker's epoch after recording, so the JS layer
-//!   notices a transition (its own or another process's) without another call.
-//! * **State word**: the host's transition word (`Observed::word`,
-//!   `state · 2³² + epoch`), decoded by `lib/breaker.js`.
+//! Permits, rejections and the state word cross as the numbers of
+//! [`crate::boundary`]. The high half of a shared permit's id (its slot
+//! generation, salted) stays on this side, in a per-handle array indexed by
+//! slot: a slot is held by one permit at a time, so the entry cannot be
+//! overwritten while its permit is outstanding. **Record** returns the breaker's
+//! epoch after recording, so the JS layer notices a transition (its own or
+//! another process's) without another call.
 
 use std::cell::Cell;
 
-use napi::bindgen_prelude::External;
-use napi::{Error, Result, Status};
+use napi::bindgen_prelude::{Env, External};
 use napi_derive::napi;
-use seawall_core::{BreakerConfig, BreakerMetrics, Outcome, Rejected, State, WindowConfig};
+use seawall_core::{BreakerConfig, BreakerMetrics, WindowConfig};
 use seawall_host::breaker::{AcquireError, Breaker, Permit};
 use seawall_host::clock::monotonic_ns;
 use seawall_host::permits::PERMIT_SLOTS;
 use seawall_host::shared::OpenOptions;
 
+use crate::boundary::{
+    Code, REJECTED_PERMITS_EXHAUSTED, Result, breaker_rejection, error, invalid, outcome_of,
+    permit_code, split_permit_code, state_name, state_word, throwing,
+};
 use crate::convert::{
     config_error, count, factor, ms_to_ns, ns_to_ms, percent, region_error, rule_ms,
 };
 use crate::handles::{Token, registry};
-
-/// Permit codes are `epoch · SLOTS + slot`.
-const SLOTS: u64 = PERMIT_SLOTS as u64;
-/// Largest retry-after (ns) a rejection code carries exactly.
-const MAX_CODE_NS: u64 = 1 << 52;
 
 /// A breaker configuration as the JS layer sends it: every field optional
 /// (absent = DESIGN §3 default); for the rules that can be turned off a negative
@@ -94,9 +85,9 @@ pub fn breaker_config(c: &NativeBreakerConfig) -> Result<BreakerConfig> {
             bucket_width_ns: c.window_bucket_ms.map_or(1_000_000_000, ms_to_ns),
         },
         Some(other) => {
-            return Err(Error::new(
-                Status::InvalidArg,
-                format!("window.kind: must be 'count' or 'time', not {other:?}"),
+            return Err(invalid(
+                "window.kind",
+                &format!("must be 'count' or 'time', not {other:?}"),
             ));
         }
     };
@@ -136,49 +127,6 @@ pub fn breaker_config(c: &NativeBreakerConfig) -> Result<BreakerConfig> {
 struct Inner {
     breaker: Breaker,
     id_high: Option<Box<[Cell<u32>]>>,
-}
-
-fn outcome_of(code: u32) -> Outcome {
-    match code {
-        0 => Outcome::Success,
-        1 => Outcome::Failure,
-        _ => Outcome::Ignored,
-    }
-}
-
-fn rejection_code(r: Rejected) -> f64 {
-    match r.state {
-        State::ForcedOpen => -1.0,
-        State::HalfOpen => -2.0,
-        _ => -((4 + r.retry_after_ns.unwrap_or(0).min(MAX_CODE_NS)) as f64),
-    }
-}
-
-#[allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    reason = "codes are integers below 2^40 made by `acquire`; garbage is clamped"
-)]
-fn split_code(code: f64) -> (u32, usize) {
-    let c = if code.is_finite() && code > 0.0 {
-        code as u64
-    } else {
-        0
-    };
-    (
-        ((c / SLOTS) & u64::from(u32::MAX)) as u32,
-        (c % SLOTS) as usize,
-    )
-}
-
-fn state_name(s: State) -> &'static str {
-    match s {
-        State::Closed => "closed",
-        State::Open => "open",
-        State::HalfOpen => "halfOpen",
-        State::ForcedOpen => "forcedOpen",
-        State::Disabled => "disabled",
-    }
 }
 
 /// A snapshot of a breaker (`metrics()`); reading changes nothing.
@@ -231,7 +179,7 @@ pub struct NativeBreakerMetrics {
 }
 
 fn rate(r: Option<seawall_core::Ratio>) -> Option<f64> {
-    r.map(|r| r.ppm() as f64 / 10_000.0)
+    r.map(seawall_host::units::percent_of_ratio)
 }
 
 fn metrics_object(m: &BreakerMetrics, outstanding: Option<u64>) -> NativeBreakerMetrics {
@@ -276,8 +224,16 @@ fn with<R>(h: f64, f: impl FnOnce(&Inner) -> R) -> Result<R> {
 /// `handleOf`). Throws on an invalid configuration or a region that cannot be
 /// opened (see `convert::region_error`).
 #[napi]
-pub fn breaker_new(config: NativeBreakerConfig, shared: Option<String>) -> Result<External<Token>> {
-    let cfg = breaker_config(&config)?;
+pub fn breaker_new(
+    env: Env,
+    config: NativeBreakerConfig,
+    shared: Option<String>,
+) -> napi::Result<External<Token>> {
+    throwing(env, new_breaker(&config, shared))
+}
+
+fn new_breaker(config: &NativeBreakerConfig, shared: Option<String>) -> Result<External<Token>> {
+    let cfg = breaker_config(config)?;
     let inner = match shared {
         None => Inner {
             breaker: Breaker::new_without_permit_table(cfg).map_err(config_error)?,
@@ -319,10 +275,10 @@ fn acquire_ns(inner: &Inner, now: u64) -> f64 {
             if let Some(high) = &inner.id_high {
                 high[slot].set((p.id >> 32) as u32);
             }
-            (u64::from(p.epoch) * SLOTS + slot as u64) as f64
+            permit_code(p.epoch, slot)
         }
-        Err(AcquireError::Rejected(r)) => rejection_code(r),
-        Err(AcquireError::PermitsExhausted) => -3.0,
+        Err(AcquireError::Rejected(r)) => breaker_rejection(r),
+        Err(AcquireError::PermitsExhausted) => REJECTED_PERMITS_EXHAUSTED,
     }
 }
 
@@ -350,7 +306,7 @@ pub fn breaker_record_at(
 }
 
 fn record_ns(inner: &Inner, code: f64, outcome: u32, duration: u64, now: u64) -> Result<u32> {
-    let (epoch, slot) = split_code(code);
+    let (epoch, slot) = split_permit_code(code);
     let id = inner
         .id_high
         .as_ref()
@@ -358,24 +314,14 @@ fn record_ns(inner: &Inner, code: f64, outcome: u32, duration: u64, now: u64) ->
     inner
         .breaker
         .record(Permit { id, epoch }, outcome_of(outcome), duration, now)
-        .map_err(|e| {
-            Error::new(
-                Status::GenericFailure,
-                format!("EPERMIT permit not usable: {e:?}"),
-            )
-        })?;
+        .map_err(|e| error(Code::Permit, format!("permit not usable: {e:?}")))?;
     Ok(inner.breaker.epoch())
 }
 
-/// The transition word of breaker `h` (`seawall_host::breaker::Observed::word`:
-/// `state · 2³² + epoch`, state 0 closed, 1 open, 2 half-open, 3 forced open,
-/// 4 disabled). One call for the JS layer's transition check.
+/// The state word of breaker `h` (`crate::boundary`, the host's transition
+/// word): one call for the JS layer's transition check.
 pub fn breaker_state_word(h: f64) -> Result<f64> {
-    #[allow(
-        clippy::cast_precision_loss,
-        reason = "a transition word is below 2^35, exact in an f64"
-    )]
-    with(h, |inner| inner.breaker.observe().word() as f64)
+    with(h, |inner| state_word(inner.breaker.observe()))
 }
 
 /// What a rejection in open would report at `now_ms` (default: now), in ms, or
@@ -415,8 +361,9 @@ pub fn breaker_control(h: f64, action: String) -> Result<()> {
             inner.breaker.reset();
             Ok(())
         }
-        other => Err(Error::new(
-            Status::InvalidArg,
+        // lib/ passes only the three literals: another is a bug there.
+        other => Err(error(
+            Code::InvalidArg,
             format!("unknown breaker action {other:?}"),
         )),
     })?
@@ -444,8 +391,8 @@ pub fn breaker_placement(h: f64) -> Result<Vec<bool>> {
 /// Remove the shared breaker `name` (a missing one is fine). Processes attached
 /// to it keep theirs; the next open creates a new one.
 #[napi]
-pub fn breaker_unlink_shared(name: String) -> Result<()> {
-    Breaker::unlink_shared(&name).map_err(region_error)
+pub fn breaker_unlink_shared(env: Env, name: String) -> napi::Result<()> {
+    throwing(env, Breaker::unlink_shared(&name).map_err(region_error))
 }
 
 /// Breakers alive in this thread (tests: dropped breakers are freed).

@@ -6,19 +6,12 @@
 //! shared by every process of the host (`seawall_host::semaphore::Semaphore`,
 //! whose permits and tickets are single-use ids of its holder table).
 //!
-//! # Numbers that cross the boundary
-//! * `acquire` returns `-1` (admitted: a permit is held), a ticket `≥ 0` (queued:
-//!   poll it, or cancel it), or a rejection `-(2 + reason + 2·(queued + 2¹⁶·active))`
-//!   with `reason` 0 shed, 1 full, and the occupancy that refused it.
-//! * `poll` returns 0 waiting, 1 granted (the waiter now holds a permit),
-//!   2 cancelled, 3 unknown; `cancel` returns 0 cancelled, 1 passed on (a permit
-//!   reached the waiter in the same instant and went on to the next waiter or the
-//!   pool), 2 unknown.
-//! * `release` gives back one permit this handle holds.
+//! `acquire`, `poll`, `cancel` and `release` return the numbers of
+//! [`crate::boundary`]; `release` gives back one permit this handle holds.
 //!
 //! Local: a ticket is the core's ticket number; permits are counted by the core
-//! alone. Shared: a ticket is the holder id `high · 2¹³ + slot` (30 + 13 bits,
-//! exact in an `f64`); the handle keeps the ids of the permits it holds (any one
+//! alone. Shared: a ticket is the holder id's code (`crate::boundary`, exact in
+//! an `f64`); the handle keeps the ids of the permits it holds (any one
 //! of them is what a `release` gives back: they are alike) and of its tickets in
 //! the queue, so a ticket of another handle or process is `unknown` here, and
 //! dropping the handle gives back what it still holds.
@@ -33,19 +26,22 @@
 use std::cell::RefCell;
 use std::collections::HashSet;
 
-use napi::Result;
-use napi::bindgen_prelude::External;
+use napi::bindgen_prelude::{Env, External};
 use napi_derive::napi;
 use seawall_core::{
-    CancelOutcome, Priority, PriorityShares, RawAdmission, RejectReason, Semaphore,
-    SemaphoreConfig, SemaphoreRejected, Ticket, TicketState,
+    Priority, PriorityShares, RawAdmission, RejectReason, Semaphore, SemaphoreConfig,
+    SemaphoreRejected, Ticket,
 };
 use seawall_host::semaphore::{
-    self as shared_sem, AcquireError, Acquired, Cancelled, Permit, Polled, SEMAPHORE_HOLDER_SLOTS,
-    SEMAPHORE_MAX_QUEUE,
+    self as shared_sem, AcquireError, Acquired, Cancelled, Permit, Polled, SEMAPHORE_MAX_QUEUE,
 };
 use seawall_host::shared::OpenOptions;
 
+use crate::boundary::{
+    ADMITTED, CANCEL_CANCELLED, CANCEL_PASSED_ON, CANCEL_UNKNOWN, POLL_GRANTED, POLL_UNKNOWN,
+    POLL_WAITING, RELEASE_NOT_HELD, Result, cancel_code, holder_code, holder_id, poll_code,
+    priority_of, semaphore_rejection, throwing,
+};
 use crate::convert::{config_error, count, percent, region_error};
 use crate::handles::{Token, registry};
 
@@ -109,29 +105,6 @@ macro_rules! each {
     };
 }
 
-/// Holder ids cross as `high · SLOT_SPAN + slot`: the slot index (low half of
-/// the id) is below `SEMAPHORE_HOLDER_SLOTS`, the high half has 30 bits.
-const SLOT_SPAN: u64 = 1 << 13;
-const _: () = assert!(SEMAPHORE_HOLDER_SLOTS as u64 <= SLOT_SPAN);
-
-fn id_code(id: u64) -> f64 {
-    ((id >> 32) * SLOT_SPAN + (id & 0xFFFF_FFFF)) as f64
-}
-
-#[allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    reason = "codes are integers below 2^43 made by `id_code`; garbage names no ticket held here"
-)]
-fn code_id(code: f64) -> u64 {
-    let c = if code.is_finite() && code > 0.0 {
-        code as u64
-    } else {
-        0
-    };
-    ((c / SLOT_SPAN) << 32) | (c % SLOT_SPAN)
-}
-
 /// A shared semaphore and what this handle holds of it.
 struct Shared {
     sem: shared_sem::Semaphore,
@@ -165,19 +138,19 @@ impl Shared {
         match got {
             Ok(Acquired::Admitted(permit)) => {
                 self.held.borrow_mut().push(permit.id);
-                -1.0
+                ADMITTED
             }
             Ok(Acquired::Queued(t)) => {
                 self.waiting.borrow_mut().insert(t.id);
-                id_code(t.id)
+                holder_code(t.id)
             }
-            Err(AcquireError::Rejected(r)) => rejection_code(r),
+            Err(AcquireError::Rejected(r)) => semaphore_rejection(r),
             // Three scans of the holder table raced past every free slot (see
             // `seawall_host::semaphore::cell`); the admission was undone. To the
             // caller that is a bulkhead with no permit for it now.
             Err(AcquireError::PermitsExhausted) => {
                 let s = self.sem.snapshot();
-                rejection_code(SemaphoreRejected {
+                semaphore_rejection(SemaphoreRejected {
                     reason: RejectReason::Full,
                     active: s.active,
                     queued: s.queued,
@@ -187,34 +160,34 @@ impl Shared {
     }
 
     fn poll(&self, code: f64) -> u32 {
-        let id = code_id(code);
+        let id = holder_id(code);
         if !self.waiting.borrow().contains(&id) {
-            return 3;
+            return POLL_UNKNOWN;
         }
         match self.sem.poll(shared_sem::Ticket { id }) {
-            Ok(Polled::Waiting) => 0,
+            Ok(Polled::Waiting) => POLL_WAITING,
             Ok(Polled::Granted(permit)) => {
                 self.waiting.borrow_mut().remove(&id);
                 self.held.borrow_mut().push(permit.id);
-                1
+                POLL_GRANTED
             }
             // Taken by a reclaim that believed this process dead: nothing is held.
             Err(_) => {
                 self.waiting.borrow_mut().remove(&id);
-                3
+                POLL_UNKNOWN
             }
         }
     }
 
     fn cancel(&self, code: f64) -> u32 {
-        let id = code_id(code);
+        let id = holder_id(code);
         if !self.waiting.borrow_mut().remove(&id) {
-            return 2;
+            return CANCEL_UNKNOWN;
         }
         match self.sem.cancel(shared_sem::Ticket { id }) {
-            Ok(Cancelled::Cancelled) => 0,
-            Ok(Cancelled::PassedOn) => 1,
-            Err(_) => 2,
+            Ok(Cancelled::Cancelled) => CANCEL_CANCELLED,
+            Ok(Cancelled::PassedOn) => CANCEL_PASSED_ON,
+            Err(_) => CANCEL_UNKNOWN,
         }
     }
 
@@ -230,34 +203,8 @@ impl Shared {
     }
 }
 
-fn rejection_code(r: SemaphoreRejected) -> f64 {
-    let reason = match r.reason {
-        RejectReason::Shed => 0.0,
-        RejectReason::Full => 1.0,
-    };
-    -(2.0 + reason + 2.0 * (f64::from(r.queued) + 65_536.0 * f64::from(r.active)))
-}
-
 fn boxed<const Q: usize>(cfg: SemaphoreConfig) -> Result<Box<Semaphore<Q>>> {
     Semaphore::<Q>::new(cfg).map(Box::new).map_err(config_error)
-}
-
-fn priority(p: u32) -> Priority {
-    match p {
-        0 => Priority::Critical,
-        1 => Priority::High,
-        3 => Priority::Low,
-        _ => Priority::Normal,
-    }
-}
-
-fn ticket_state(s: TicketState) -> u32 {
-    match s {
-        TicketState::Waiting => 0,
-        TicketState::Granted => 1,
-        TicketState::Cancelled => 2,
-        TicketState::Unknown => 3,
-    }
 }
 
 /// Occupancy at one instant.
@@ -301,10 +248,18 @@ fn local(cfg: SemaphoreConfig) -> Result<(Local, usize)> {
 /// `convert::region_error`).
 #[napi]
 pub fn semaphore_new(
+    env: Env,
     config: NativeSemaphoreConfig,
     shared: Option<String>,
+) -> napi::Result<External<Token>> {
+    throwing(env, new_semaphore(&config, shared))
+}
+
+fn new_semaphore(
+    config: &NativeSemaphoreConfig,
+    shared: Option<String>,
 ) -> Result<External<Token>> {
-    let cfg = semaphore_config(&config)?;
+    let cfg = semaphore_config(config)?;
     let (sem, size) = match shared {
         None => {
             let (l, size) = local(cfg)?;
@@ -330,15 +285,14 @@ pub fn semaphore_new(
 }
 
 /// Take a permit of semaphore `h` now, or (with `wait`) a ticket in the queue;
-/// see the module docs for the number returned. `priority`: 0 critical, 1 high,
-/// 2 normal, 3 low.
+/// see `crate::boundary` for the numbers taken and returned.
 pub fn semaphore_acquire(h: f64, priority: u32, wait: bool) -> Result<f64> {
-    let p = self::priority(priority);
+    let p = priority_of(priority);
     with(h, |sem| match sem {
         Sem::Local(l) => match each!(l, s => s.acquire_raw(p, wait)) {
-            Ok(RawAdmission::Admitted) => -1.0,
+            Ok(RawAdmission::Admitted) => ADMITTED,
             Ok(RawAdmission::Queued(t)) => f64::from(t.id),
-            Err(r) => rejection_code(r),
+            Err(r) => semaphore_rejection(r),
         },
         Sem::Shared(s) => s.acquire(p, wait),
     })
@@ -355,32 +309,28 @@ fn local_ticket(code: f64) -> Ticket {
 
 fn poll_in(sem: &Sem, ticket: f64) -> u32 {
     match sem {
-        Sem::Local(l) => ticket_state(each!(l, s => s.poll(local_ticket(ticket)))),
+        Sem::Local(l) => poll_code(each!(l, s => s.poll(local_ticket(ticket)))),
         Sem::Shared(s) => s.poll(ticket),
     }
 }
 
-/// Where `ticket` stands (0 waiting, 1 granted, 2 cancelled, 3 unknown).
+/// Where `ticket` stands (a poll result of `crate::boundary`).
 pub fn semaphore_poll(h: f64, ticket: f64) -> Result<u32> {
     with(h, |sem| poll_in(sem, ticket))
 }
 
-/// The waiter of `ticket` leaves the queue (0 cancelled, 1 passed on, 2 unknown).
+/// The waiter of `ticket` leaves the queue (a cancel result of `crate::boundary`).
 pub fn semaphore_cancel(h: f64, ticket: f64) -> Result<u32> {
     with(h, |sem| match sem {
-        Sem::Local(l) => match each!(l, s => s.cancel(local_ticket(ticket))) {
-            CancelOutcome::Cancelled => 0,
-            CancelOutcome::PassedOn => 1,
-            CancelOutcome::Unknown => 2,
-        },
+        Sem::Local(l) => cancel_code(each!(l, s => s.cancel(local_ticket(ticket)))),
         Sem::Shared(s) => s.cancel(ticket),
     })
 }
 
 /// Give a permit back (to the oldest waiter, else the pool), then poll `head`
 /// (the caller's oldest live ticket, or a negative number for none): returns its
-/// state as `semaphore_poll` does, 3 when there is no `head`, and -1 when no
-/// permit was held (nothing changed).
+/// state as `semaphore_poll` does, unknown when there is no `head`, and "not
+/// held" when no permit was held (nothing changed).
 pub fn semaphore_release(h: f64, head: f64) -> Result<i32> {
     with(h, |sem| {
         let released = match sem {
@@ -388,11 +338,11 @@ pub fn semaphore_release(h: f64, head: f64) -> Result<i32> {
             Sem::Shared(s) => s.release(),
         };
         if !released {
-            -1
+            RELEASE_NOT_HELD
         } else if head >= 0.0 {
             i32::from(poll_in(sem, head) as u8)
         } else {
-            3
+            POLL_UNKNOWN.cast_signed()
         }
     })
 }
@@ -482,8 +432,11 @@ pub fn semaphore_reclaim_abandoned(h: f64) -> Result<Vec<f64>> {
 /// Remove the shared semaphore `name` (a missing one is fine). Processes attached
 /// to it keep theirs; the next open creates a new one.
 #[napi]
-pub fn semaphore_unlink_shared(name: String) -> Result<()> {
-    shared_sem::Semaphore::unlink_shared(&name).map_err(region_error)
+pub fn semaphore_unlink_shared(env: Env, name: String) -> napi::Result<()> {
+    throwing(
+        env,
+        shared_sem::Semaphore::unlink_shared(&name).map_err(region_error),
+    )
 }
 
 /// Semaphores alive in this thread.

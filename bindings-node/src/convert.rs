@@ -1,36 +1,20 @@
-//! Units and errors at the JavaScript edge: milliseconds ↔ nanoseconds,
-//! percentages and factors ↔ parts per million, core errors → JS errors that
-//! name the option in the JavaScript API's words and units.
+//! Units and errors at the JavaScript edge: milliseconds ↔ nanoseconds and
+//! percentages and factors ↔ parts per million (the rounding rule of
+//! `seawall_host::units`), core errors → JS errors that name the option in the
+//! JavaScript API's words and units.
 
-use napi::{Error, Status};
 use seawall_core::{ConfigError, Field, Problem, Ratio};
 use seawall_host::shared::{RegionError, mismatch_message};
+use seawall_host::units::percent_of_ratio;
 
-/// `f64` milliseconds to whole nanoseconds, rounded to nearest; negative and NaN
-/// become 0, huge values saturate (the JS layer rejects those before they get
-/// here; this only keeps the conversion total).
-#[must_use]
-pub fn ms_to_ns(ms: f64) -> u64 {
-    round_u64(ms * 1e6)
-}
+pub use crate::boundary::config_error;
+use crate::boundary::{Code, Error, error, invalid};
 
-/// A float rounded to the nearest whole number, clamped to `0 ..= u64::MAX`.
-#[must_use]
-#[allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    reason = "clamped to 0 ..= u64::MAX first; `as` saturates"
-)]
-pub fn round_u64(x: f64) -> u64 {
-    let r = x.round();
-    if r.is_nan() || r <= 0.0 { 0 } else { r as u64 }
-}
-
-/// Nanoseconds to `f64` milliseconds (exact below 2⁵³ ns, about 104 days).
-#[must_use]
-pub fn ns_to_ms(ns: u64) -> f64 {
-    ns as f64 / 1e6
-}
+// The JS layer refuses negative, NaN and infinite values before they get here;
+// the host's conversions are total anyway (negative and NaN → 0, saturating).
+pub use seawall_host::units::{
+    ms_to_ns, ns_to_ms, ratio_of_factor as factor, ratio_of_percent as percent,
+};
 
 /// A JS-side optional duration: negative means "rule off" (the JS layer sends -1
 /// for `null`), absent means "default".
@@ -41,18 +25,6 @@ pub fn rule_ms(v: Option<f64>, default: Option<u64>) -> Option<u64> {
         Some(ms) if ms < 0.0 => None,
         Some(ms) => Some(ms_to_ns(ms)),
     }
-}
-
-/// A percentage `0 ..= 100` (fractions allowed) as a ratio, to the nearest ppm.
-#[must_use]
-pub fn percent(p: f64) -> Ratio {
-    Ratio::from_ppm(round_u64(p * 10_000.0))
-}
-
-/// A plain factor (1.5, 0.2) as a ratio, to the nearest ppm.
-#[must_use]
-pub fn factor(f: f64) -> Ratio {
-    Ratio::from_ppm(round_u64(f * 1e6))
 }
 
 /// A JS count (already checked to be a non-negative integer by the JS layer),
@@ -130,14 +102,15 @@ fn in_unit(v: u64, unit: Unit) -> String {
     match unit {
         Unit::Count => v.to_string(),
         Unit::Ms => format!("{} ms", ns_to_ms(v)),
-        Unit::Percent => format!("{} %", v as f64 / 10_000.0),
+        Unit::Percent => format!("{} %", percent_of_ratio(Ratio::from_ppm(v))),
         Unit::Factor => format!("{}", v as f64 / 1e6),
     }
 }
 
-/// The thrown error for an invalid configuration: message `"<option>: <problem>"`.
+/// The JavaScript option a core configuration error is about, and what is
+/// wrong with it, in the JavaScript API's names and units.
 #[must_use]
-pub fn config_error(e: ConfigError) -> Error {
+pub fn describe(e: ConfigError) -> (&'static str, String) {
     let (name, unit) = js_field(e.field);
     let problem = match e.problem {
         Problem::Zero => "must not be zero".to_owned(),
@@ -158,29 +131,26 @@ pub fn config_error(e: ConfigError) -> Error {
         ),
         _ => e.to_string(),
     };
-    Error::new(Status::InvalidArg, format!("{name}: {problem}"))
+    (name, problem)
 }
 
-/// The thrown error for a shared region that could not be opened. The message
-/// starts with a code the JS layer keeps: `ESHAREDMISMATCH` (another
-/// configuration, layout or ABI), `EINVALIDCONFIG` (bad name or configuration),
-/// or `ESHARED` (I/O, timeout, no lock-free atomics).
+/// The error for a shared region that could not be opened: `ESHAREDMISMATCH`
+/// (another configuration, layout or ABI), `EINVALIDCONFIG` (bad name, field
+/// `shared`, or configuration), or `ESHARED` (I/O, timeout, no lock-free
+/// atomics).
 #[must_use]
 pub fn region_error(e: RegionError) -> Error {
     match e {
         RegionError::Config(c) => config_error(c),
-        RegionError::BadName(_) => Error::new(Status::InvalidArg, format!("shared: {e}")),
+        RegionError::BadName(_) => invalid("shared", &e.to_string()),
         // Named as JavaScript spells the options, not as DESIGN.md does.
         RegionError::ConfigMismatch { differing, .. } => {
             let names: Vec<&str> = differing.iter().map(|f| js_field(*f).0).collect();
-            Error::new(
-                Status::GenericFailure,
-                format!("ESHAREDMISMATCH {}", mismatch_message(&names)),
-            )
+            error(Code::SharedMismatch, mismatch_message(&names))
         }
         RegionError::VersionMismatch(_) | RegionError::LayoutMismatch { .. } => {
-            Error::new(Status::GenericFailure, format!("ESHAREDMISMATCH {e}"))
+            error(Code::SharedMismatch, e.to_string())
         }
-        other => Error::new(Status::GenericFailure, format!("ESHARED {other}")),
+        other => error(Code::Shared, other.to_string()),
     }
 }

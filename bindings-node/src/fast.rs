@@ -7,9 +7,9 @@
 //! acquire / release, budget deposit, throttle success) take only numbers and
 //! return one, so they are written here directly against Node-API:
 //! `napi_get_cb_info`, `napi_get_value_double` per argument, the Rust body, and
-//! `napi_create_double`, or a thrown `Error` whose `code` is the first word of
-//! the failure's message (`EHANDLE`, `EPERMIT`; `EINVALIDARG` for a non-number
-//! argument). A panic never crosses into Node (`EPANIC`).
+//! `napi_create_double`, or a thrown `Error` whose `code` is the failure's
+//! (`crate::boundary::Code`: `EHANDLE`, `EPERMIT`; `EINVALIDARG` for a
+//! non-number argument). A panic never crosses into Node (`EPANIC`).
 //!
 //! [`fast_functions`] hands them to JavaScript once, as one object.
 
@@ -17,6 +17,8 @@ use std::ffi::{CString, c_char};
 use std::ptr;
 
 use napi::bindgen_prelude::{Env, Result, Unknown};
+
+use crate::boundary::Code;
 use napi::sys;
 use napi_derive::napi;
 
@@ -31,10 +33,9 @@ fn throw(env: sys::napi_env, code: &str, message: &str) -> sys::napi_value {
     ptr::null_mut()
 }
 
-/// Throw a core failure: its message starts with its code.
-fn throw_error(env: sys::napi_env, e: &napi::Error) -> sys::napi_value {
-    let (code, rest) = e.reason.split_once(' ').unwrap_or(("ESEAWALL", &e.reason));
-    throw(env, code, rest)
+/// Throw a failure of this addon with its code.
+fn throw_error(env: sys::napi_env, e: &crate::boundary::Error) -> sys::napi_value {
+    throw(env, e.status.as_str(), &e.reason)
 }
 
 /// Read up to `N` number arguments of the running callback.
@@ -82,9 +83,9 @@ macro_rules! fast {
             const N: usize = [$(stringify!($a)),*].len();
             // SAFETY: called by Node as the callback it was registered as.
             let Some([$($a),*]) = (unsafe { numbers::<N>(env, info) }) else {
-                return throw(env, "EINVALIDARG", "seawall: expected number arguments");
+                return throw(env, Code::InvalidArg.as_str(), "seawall: expected number arguments");
             };
-            let result = std::panic::catch_unwind(move || -> Result<f64> { $body });
+            let result = std::panic::catch_unwind(move || -> crate::boundary::Result<f64> { $body });
             match result {
                 Ok(Ok(v)) => {
                     let mut out = ptr::null_mut();
@@ -93,7 +94,7 @@ macro_rules! fast {
                     out
                 }
                 Ok(Err(e)) => throw_error(env, &e),
-                Err(_) => throw(env, "EPANIC", "seawall: internal error (panic)"),
+                Err(_) => throw(env, Code::Panic.as_str(), "seawall: internal error (panic)"),
             }
         }
     };

@@ -14,7 +14,7 @@
 
 use std::cell::{Cell, RefCell};
 
-use napi::{Error, Result, Status};
+use crate::boundary::{Code, Error, Result, error};
 
 const INDEX_BITS: u32 = 24;
 const INDEX_MASK: u64 = (1 << INDEX_BITS) - 1;
@@ -61,10 +61,9 @@ impl<T> Table<T> {
         } else {
             let i = u32::try_from(self.slots.len()).unwrap_or(u32::MAX);
             if u64::from(i) > INDEX_MASK {
-                return Err(Error::new(
-                    Status::GenericFailure,
-                    "ELIMIT more than 16 777 216 live seawall objects of one kind in this thread"
-                        .to_owned(),
+                return Err(error(
+                    Code::Limit,
+                    "more than 16 777 216 live seawall objects of one kind in this thread",
                 ));
             }
             self.slots.push(Slot {
@@ -107,9 +106,9 @@ impl<T> Table<T> {
 
 /// The error for a handle that names nothing alive.
 pub fn stale(kind: &str) -> Error {
-    Error::new(
-        Status::InvalidArg,
-        format!("EHANDLE not a live seawall {kind} (freed, or not made by seawall)"),
+    error(
+        Code::Handle,
+        format!("not a live seawall {kind} (freed, or not made by seawall)"),
     )
 }
 

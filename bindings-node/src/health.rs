@@ -2,12 +2,12 @@
 //! (p50 / p90 / p99 within 3.125 %), the error rate, and the seed documents'
 //! status rule.
 
-use napi::Result;
-use napi::bindgen_prelude::External;
+use napi::bindgen_prelude::{Env, External};
 use napi_derive::napi;
-use seawall_core::{Health, HealthConfig, HealthSnapshot, HealthStatus, Ratio};
+use seawall_core::{Health, HealthConfig, HealthSnapshot, HealthStatus};
 use seawall_host::clock::monotonic_ns;
 
+use crate::boundary::{Result, throwing};
 use crate::convert::{config_error, count, ms_to_ns, ns_to_ms, percent};
 use crate::handles::{Token, registry};
 
@@ -70,7 +70,7 @@ fn snapshot_object(s: &HealthSnapshot) -> NativeHealthSnapshot {
     NativeHealthSnapshot {
         calls: s.calls as f64,
         errors: s.errors as f64,
-        error_rate: s.error_rate.map(|r| r.ppm() as f64 / 10_000.0),
+        error_rate: s.error_rate.map(seawall_host::units::percent_of_ratio),
         p50_ms: s.p50_ns.map(ns_to_ms),
         p90_ms: s.p90_ns.map(ns_to_ms),
         p99_ms: s.p99_ns.map(ns_to_ms),
@@ -91,7 +91,11 @@ fn with<R>(h: f64, f: impl FnOnce(&Window) -> R) -> Result<R> {
 /// A health window; returns the token that owns it. Throws on an invalid
 /// configuration.
 #[napi]
-pub fn health_new(config: NativeHealthConfig) -> Result<External<Token>> {
+pub fn health_new(env: Env, config: NativeHealthConfig) -> napi::Result<External<Token>> {
+    throwing(env, new_health_new(config))
+}
+
+fn new_health_new(config: NativeHealthConfig) -> Result<External<Token>> {
     let d = HealthConfig::DEFAULT;
     let cfg = HealthConfig {
         buckets: config.buckets.map_or(d.buckets, count),
@@ -140,6 +144,6 @@ pub fn health_snapshot(h: f64, now_ms: Option<f64>) -> Result<NativeHealthSnapsh
 #[napi]
 pub fn health_percentile(h: f64, percent: f64, now_ms: Option<f64>) -> Result<Option<f64>> {
     let now = now_ms.map_or_else(monotonic_ns, ms_to_ns);
-    let q = Ratio::from_ppm(crate::convert::round_u64(percent * 10_000.0));
+    let q = crate::convert::percent(percent);
     with(h, |w| each!(w, x => x.quantile(q, now)).map(ns_to_ms))
 }

@@ -1,7 +1,7 @@
 //! # seawall-node
 //!
 //! The native half of the npm package `seawall`: thin napi-rs classes over the
-//! lock-free core (`seawall-core`) and the shareable structures of `seawall-ffi`
+//! lock-free core (`seawall-core`) and the shareable structures of `seawall-host`
 //! (breaker, semaphore, retry budget and throttle, in `/dev/shm`). The
 //! JavaScript layer in `lib/` adds Promises, `AbortSignal`s, events and
 //! composition; everything that decides (admission, windows, backoff, budgets,
@@ -13,14 +13,16 @@
 //! * **Time** crosses as `f64` milliseconds (Node's unit); methods without a
 //!   `now_ms` argument read the OS monotonic clock (`CLOCK_MONOTONIC`, one clock
 //!   for every process of the host, so shared breakers agree on `now`).
-//! * **Permits and tickets** cross as plain numbers (see [`breaker`] and
-//!   [`bulkhead`] for the encodings); rejections are negative numbers that carry
-//!   their details, so the fast-fail path needs no extra call either.
+//! * **Permits and tickets** cross as plain numbers, every encoding in
+//!   [`boundary`] (which hands its numbers to JavaScript as `constants()`);
+//!   rejections are negative numbers that carry their details, so the fast-fail
+//!   path needs no extra call either.
 //! * **Handles**: each structure is named by a number on the hot path and owned
 //!   by a token the JS wrapper holds ([`handles`]): no per-call unwrap.
-//! * **Errors**: invalid configuration throws an `Error` whose message is
-//!   `"<option>: <problem>"` in JavaScript names and units; the JS layer turns it
-//!   into a coded `SeawallError` (`EINVALIDCONFIG`).
+//! * **Errors**: every thrown `Error` has its `code` set natively
+//!   ([`boundary::Code`]); an invalid option's is `EINVALIDCONFIG` with `field`
+//!   the option's JavaScript name and a message in JavaScript names and units.
+//!   The JS layer rewraps it as a `SeawallError` with the same code and field.
 
 // napi-rs hands arguments over by value and calls methods from JavaScript, where a
 // Rust `#[must_use]` means nothing.
@@ -32,6 +34,7 @@
 // Under `cfg(test)` napi-derive registers nothing, so every export looks unused.
 #![cfg_attr(test, allow(dead_code, unused_imports))]
 
+mod boundary;
 mod breaker;
 mod bulkhead;
 mod convert;

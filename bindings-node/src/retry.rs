@@ -11,11 +11,10 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use napi::bindgen_prelude::External;
-use napi::{Error, Result, Status};
+use napi::bindgen_prelude::{Env, External};
 use napi_derive::napi;
 use seawall_core::{
-    Backoff, BackoffConfig, FailedAttempt, GiveUp, Jitter, MILLI, RetryBudget, RetryBudgetConfig,
+    Backoff, BackoffConfig, FailedAttempt, Jitter, MILLI, RetryBudget, RetryBudgetConfig,
     RetryConfig, RetryDecision, RetryGate, RetryPolicy, RetryThrottle, RetryThrottleConfig,
     SplitMix64,
 };
@@ -23,10 +22,10 @@ use seawall_host::clock::monotonic_ns;
 use seawall_host::handle::Handle;
 use seawall_host::shared::{OpenOptions, Shareable};
 
-use crate::convert::{
-    config_error, count, factor, ms_to_ns, ns_to_ms, percent, region_error, round_u64,
-};
+use crate::boundary::{Result, give_up_code, invalid, throwing};
+use crate::convert::{config_error, count, factor, ms_to_ns, ns_to_ms, percent, region_error};
 use crate::handles::{Token, registry};
+use seawall_host::units::milli_tokens as milli;
 
 /// A budget or throttle in this process, or (with `shared`) the one named
 /// `shared`, created or attached (attaching changes nothing; another
@@ -76,10 +75,10 @@ fn backoff_config(c: &NativeBackoffConfig) -> Result<BackoffConfig> {
                 })
         }
         Some(other) => {
-            return Err(Error::new(
-                Status::InvalidArg,
-                format!(
-                    "backoff.jitter: must be 'none', 'full', 'equal', 'decorrelated' or 'proportional', not {other:?}"
+            return Err(invalid(
+                "backoff.jitter",
+                &format!(
+                    "must be 'none', 'full', 'equal', 'decorrelated' or 'proportional', not {other:?}"
                 ),
             ));
         }
@@ -116,7 +115,11 @@ fn draw(rng: &Cell<SplitMix64>) -> u64 {
 /// A backoff; returns the token that owns it. Throws on an invalid
 /// configuration (naming `backoff.*`).
 #[napi]
-pub fn backoff_new(config: NativeBackoffConfig) -> Result<External<Token>> {
+pub fn backoff_new(env: Env, config: NativeBackoffConfig) -> napi::Result<External<Token>> {
+    throwing(env, new_backoff_new(config))
+}
+
+fn new_backoff_new(config: NativeBackoffConfig) -> Result<External<Token>> {
     let backoff = Backoff::new(backoff_config(&config)?).map_err(config_error)?;
     let entry = BackoffEntry {
         backoff,
@@ -191,6 +194,14 @@ fn with_budget<R>(h: f64, f: impl FnOnce(&RetryBudget) -> R) -> Result<R> {
 /// region that cannot be opened.
 #[napi]
 pub fn retry_budget_new(
+    env: Env,
+    config: NativeRetryBudgetConfig,
+    shared: Option<String>,
+) -> napi::Result<External<Token>> {
+    throwing(env, new_retry_budget_new(config, shared))
+}
+
+fn new_retry_budget_new(
     config: NativeRetryBudgetConfig,
     shared: Option<String>,
 ) -> Result<External<Token>> {
@@ -212,7 +223,11 @@ pub fn retry_budget_new(
 /// Remove the shared retry budget `name` (a missing one is fine). Processes
 /// attached to it keep theirs; the next open creates a new one.
 #[napi]
-pub fn retry_budget_unlink_shared(name: String) -> Result<()> {
+pub fn retry_budget_unlink_shared(env: Env, name: String) -> napi::Result<()> {
+    throwing(env, new_retry_budget_unlink_shared(name))
+}
+
+fn new_retry_budget_unlink_shared(name: String) -> Result<()> {
     Handle::<RetryBudget>::unlink_shared(&name).map_err(region_error)
 }
 
@@ -238,13 +253,6 @@ pub fn retry_budget_snapshot(h: f64, now_ms: Option<f64>) -> Result<NativeRetryB
             available: s.available() as f64,
         }
     })
-}
-
-/// gRPC's `maxTokens` / `tokenRatio` in milli-tokens, truncated to 3 decimals
-/// (the small epsilon keeps 0.1 · 1000 = 99.999… from truncating to 99).
-fn milli(x: f64) -> u32 {
-    let m = round_u64((x * f64::from(MILLI) + 1e-6).floor());
-    u32::try_from(m).unwrap_or(u32::MAX)
 }
 
 /// A retry throttle configuration (absent = gRPC's example: 10 tokens, ratio 0.1).
@@ -274,6 +282,14 @@ fn with_throttle<R>(h: f64, f: impl FnOnce(&RetryThrottle) -> R) -> Result<R> {
 /// cannot be opened.
 #[napi]
 pub fn retry_throttle_new(
+    env: Env,
+    config: NativeRetryThrottleConfig,
+    shared: Option<String>,
+) -> napi::Result<External<Token>> {
+    throwing(env, new_retry_throttle_new(config, shared))
+}
+
+fn new_retry_throttle_new(
     config: NativeRetryThrottleConfig,
     shared: Option<String>,
 ) -> Result<External<Token>> {
@@ -290,7 +306,11 @@ pub fn retry_throttle_new(
 /// Remove the shared retry throttle `name` (a missing one is fine). Processes
 /// attached to it keep theirs; the next open creates a new one.
 #[napi]
-pub fn retry_throttle_unlink_shared(name: String) -> Result<()> {
+pub fn retry_throttle_unlink_shared(env: Env, name: String) -> napi::Result<()> {
+    throwing(env, new_retry_throttle_unlink_shared(name))
+}
+
+fn new_retry_throttle_unlink_shared(name: String) -> Result<()> {
     Handle::<RetryThrottle>::unlink_shared(&name).map_err(region_error)
 }
 
@@ -345,6 +365,15 @@ fn free_policy(handle: f64) {
 /// configuration or a stale budget / throttle handle.
 #[napi]
 pub fn retry_policy_new(
+    env: Env,
+    config: NativeRetryConfig,
+    budget: Option<f64>,
+    throttle: Option<f64>,
+) -> napi::Result<External<Token>> {
+    throwing(env, new_retry_policy_new(config, budget, throttle))
+}
+
+fn new_retry_policy_new(
     config: NativeRetryConfig,
     budget: Option<f64>,
     throttle: Option<f64>,
@@ -404,10 +433,7 @@ pub fn retry_policy_decide(
             };
             match e.policy.decide(&failed, gate, now_or_clock(now_ms)) {
                 RetryDecision::Retry { delay_ns } => ns_to_ms(delay_ns),
-                RetryDecision::GiveUp(GiveUp::MaxAttempts) => -1.0,
-                RetryDecision::GiveUp(GiveUp::Deadline) => -2.0,
-                RetryDecision::GiveUp(GiveUp::BudgetExhausted) => -3.0,
-                RetryDecision::GiveUp(GiveUp::Throttled) => -4.0,
+                RetryDecision::GiveUp(g) => give_up_code(g),
             }
         })
     })

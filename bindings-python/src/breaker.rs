@@ -435,7 +435,7 @@ impl Breaker {
         let now = self.core.clock.now(py)?;
         let snapshot = self.core.breaker.metrics(now);
         let (m, outstanding) = (snapshot.core, snapshot.permits_outstanding);
-        let rate = |r: Option<seawall_core::Ratio>| r.map(|r| r.ppm() as f64 / 10_000.0);
+        let rate = |r: Option<seawall_core::Ratio>| r.map(seawall_host::units::percent_of_ratio);
         let d = PyDict::new(py);
         d.set_item("name", self.core.name())?;
         d.set_item("state", m.state.name())?;

@@ -506,7 +506,7 @@ fn region_error(py: Python<'_>, name: &str, config: &SemaphoreConfig, e: RegionE
         RegionError::Config(c) => errors::from_config(py, c),
         e @ RegionError::ConfigMismatch { .. } => {
             let s = config.shares;
-            let pct = |r: seawall_core::Ratio| r.ppm() as f64 / 10_000.0;
+            let pct = seawall_host::units::percent_of_ratio;
             errors::shared_region(
                 py,
                 &format!(

@@ -139,7 +139,7 @@ impl Health {
         d.set_item("errors", s.errors)?;
         d.set_item(
             "error_rate",
-            s.error_rate.map(|r| r.ppm() as f64 / 10_000.0),
+            s.error_rate.map(seawall_host::units::percent_of_ratio),
         )?;
         d.set_item("p50", opt_ns(s.p50_ns))?;
         d.set_item("p90", opt_ns(s.p90_ns))?;

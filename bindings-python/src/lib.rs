@@ -20,6 +20,14 @@ mod time;
 
 use pyo3::prelude::*;
 
+/// `config_fields() -> dict[str, list[str]]`: the fields of each core
+/// configuration the package exposes (`seawall_host::options`), which the
+/// package's option tables (`seawall/_options.py`) must cover.
+#[pyfunction]
+fn config_fields() -> Vec<(&'static str, Vec<&'static str>)> {
+    seawall_host::options::all()
+}
+
 /// The module.
 #[pymodule(gil_used = false)]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -43,5 +51,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("HEALTH_BUCKETS", deadline::HEALTH_BUCKETS)?;
     m.add("REGION_LAYOUT_VERSION", seawall_host::REGION_LAYOUT_VERSION)?;
     m.add("SHARED_SUPPORTED", seawall_host::shared::native_atomics())?;
+    m.add(
+        "STALE_CACHE_MAX_ENTRIES",
+        seawall_host::options::STALE_CACHE_MAX_ENTRIES,
+    )?;
+    m.add_function(wrap_pyfunction!(config_fields, m)?)?;
     Ok(())
 }

@@ -83,7 +83,7 @@ impl RetryBudget {
                 0,
                 u32::MAX,
             )?,
-            percent_can_retry: crate::time::ppm_of_percent(percent_can_retry),
+            percent_can_retry: seawall_host::units::ratio_of_percent(percent_can_retry),
         };
         let budget = match &shared {
             Some(region) => {
@@ -179,12 +179,8 @@ pub struct RetryThrottle {
     name: Option<String>,
 }
 
-/// Tokens (up to 3 decimals) in milli-tokens, truncated as gRPC says.
-#[allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    reason = "finite, non-negative and bounded, checked first"
-)]
+/// Tokens (up to 3 decimals) in milli-tokens, truncated as gRPC says; out of
+/// range is a `SeawallConfigError` naming `field`.
 fn milli(py: Python<'_>, field: &str, x: f64, max: f64) -> PyResult<u32> {
     if !x.is_finite() || x <= 0.0 || x > max {
         return Err(errors::config_error(
@@ -193,8 +189,7 @@ fn milli(py: Python<'_>, field: &str, x: f64, max: f64) -> PyResult<u32> {
             &format!("invalid {field}: must be above 0 and at most {max}, got {x}"),
         ));
     }
-    // The small epsilon keeps 0.1 · 1000 = 99.999… from truncating to 99.
-    Ok((x * f64::from(MILLI) + 1e-6).floor() as u32)
+    Ok(seawall_host::units::milli_tokens(x))
 }
 
 #[pymethods]

@@ -1,47 +1,32 @@
 //! Time at the Python edge: `float` seconds outside, `u64` nanoseconds of the OS
-//! monotonic clock inside (DESIGN §0), and conversions of percentages and factors
-//! to the core's parts per million, each refusing what it cannot represent.
+//! monotonic clock inside (DESIGN §0), and percentages and factors as the core's
+//! parts per million. The rounding is `seawall_host::units` (one rule for every
+//! binding); what stays here is Python's refusal of what it cannot represent, as
+//! a `SeawallConfigError` naming the keyword argument, and the clock glue.
 
 use pyo3::prelude::*;
 use seawall_core::Ratio;
+pub use seawall_host::units::ns_to_secs;
+use seawall_host::units::{is_non_negative, ratio_of_factor, ratio_of_percent};
 
 use crate::errors::config_error;
 
 /// Seconds → whole nanoseconds, rounded to nearest, saturating at `u64::MAX`.
 /// A negative, NaN or infinite value is a `SeawallConfigError` naming `field`.
 pub fn secs_to_ns(py: Python<'_>, field: &str, secs: f64) -> PyResult<u64> {
-    if !secs.is_finite() || secs < 0.0 {
+    if !is_non_negative(secs) {
         return Err(config_error(
             py,
             field,
             &format!("invalid {field}: must be a finite number of seconds >= 0, got {secs}"),
         ));
     }
-    Ok(round_ns(secs * 1e9))
+    Ok(seawall_host::units::secs_to_ns(secs))
 }
 
 /// An optional duration (`None` turns a rule off).
 pub fn opt_secs_to_ns(py: Python<'_>, field: &str, secs: Option<f64>) -> PyResult<Option<u64>> {
     secs.map(|s| secs_to_ns(py, field, s)).transpose()
-}
-
-#[allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    reason = "finite and non-negative, checked by the callers; saturates above u64::MAX"
-)]
-fn round_ns(ns: f64) -> u64 {
-    if ns >= 18_446_744_073_709_551_615.0 {
-        u64::MAX
-    } else {
-        ns.round() as u64
-    }
-}
-
-/// Nanoseconds → seconds.
-#[must_use]
-pub fn ns_to_secs(ns: u64) -> f64 {
-    ns as f64 / 1e9
 }
 
 /// A percentage `0 ..= 100` as a ratio, to the nearest part per million.
@@ -53,14 +38,7 @@ pub fn percent(py: Python<'_>, field: &str, p: f64) -> PyResult<Ratio> {
             &format!("invalid {field}: must be a percentage between 0 and 100, got {p}"),
         ));
     }
-    Ok(ppm_of_percent(p))
-}
-
-/// A percentage already checked to be finite and non-negative, to the nearest
-/// part per million (`p · 10 000`, as the conformance scenarios compute it).
-#[must_use]
-pub fn ppm_of_percent(p: f64) -> Ratio {
-    Ratio::from_ppm(round_ns(p * 10_000.0))
+    Ok(ratio_of_percent(p))
 }
 
 /// A factor in `min ..= max` as a ratio, to the nearest part per million.
@@ -82,7 +60,7 @@ pub fn factor(py: Python<'_>, field: &str, f: f64, min: f64, max: f64) -> PyResu
             &format!("invalid {field}: must be {range}, got {f}"),
         ));
     }
-    Ok(Ratio::from_ppm(round_ns(f * 1e6)))
+    Ok(ratio_of_factor(f))
 }
 
 /// A whole number `min ..= max` as `u32`.

@@ -1,8 +1,8 @@
 //! `backoff` scenarios: exact delays (jitter `none`) and ranges of jittered draws.
 
-use seawall_core::{Backoff, BackoffConfig, Jitter, Ratio, SplitMix64};
+use seawall_core::{Backoff, BackoffConfig, Jitter, SplitMix64};
 
-use crate::scenario::{Fields, Scenario, StepError, ms_to_ns, ns_to_ms, whole};
+use crate::scenario::{Fields, Scenario, StepError, factor, ms_to_ns, ns_to_ms};
 
 /// What a backoff implementation must offer. Times in ns.
 pub trait BackoffDriver {
@@ -21,28 +21,24 @@ pub fn parse_config(
     let f = Fields::new(map, "backoff");
     f.only(&["base_ms", "multiplier", "max_ms", "jitter", "jitter_factor"])?;
     let d = BackoffConfig::DEFAULT;
-    let factor = f
-        .f64("jitter_factor")?
-        .map(|x| Ratio::from_ppm(whole(x * 1e6)));
+    let jitter_factor = f.f64("jitter_factor")?.map(factor);
     let jitter = match f.str("jitter")? {
         None => d.jitter,
         Some("none") => Jitter::None,
         Some("full") => Jitter::Full,
         Some("equal") => Jitter::Equal,
         Some("decorrelated") => Jitter::Decorrelated,
-        Some("proportional") => factor.map_or(Jitter::PROPORTIONAL, |factor| {
+        Some("proportional") => jitter_factor.map_or(Jitter::PROPORTIONAL, |factor| {
             Jitter::Proportional { factor }
         }),
         Some(other) => return Err(format!("unknown jitter {other:?}")),
     };
-    if factor.is_some() && !matches!(jitter, Jitter::Proportional { .. }) {
+    if jitter_factor.is_some() && !matches!(jitter, Jitter::Proportional { .. }) {
         return Err("`jitter_factor` is for proportional jitter only".into());
     }
     Ok(BackoffConfig {
         base_ns: f.f64("base_ms")?.map_or(d.base_ns, ms_to_ns),
-        multiplier: f
-            .f64("multiplier")?
-            .map_or(d.multiplier, |m| Ratio::from_ppm(whole(m * 1e6))),
+        multiplier: f.f64("multiplier")?.map_or(d.multiplier, factor),
         max_ns: f.f64("max_ms")?.map_or(d.max_ns, ms_to_ns),
         jitter,
     })

@@ -4,11 +4,11 @@
 use std::collections::HashMap;
 
 use seawall_core::{
-    BreakerConfig, CircuitBreaker, CountWindow, Outcome, PermitToken, Ratio, State, TimeWindow,
+    BreakerConfig, CircuitBreaker, CountWindow, Outcome, PermitToken, State, TimeWindow,
     WindowConfig,
 };
 
-use crate::scenario::{Fields, Scenario, StepClock, StepError, ms_to_ns, whole};
+use crate::scenario::{Fields, Scenario, StepClock, StepError, factor, ms_to_ns, percent, whole};
 
 /// What a breaker implementation must offer to run the scenarios. Times in ns.
 pub trait BreakerDriver {
@@ -45,16 +45,6 @@ const CONFIG_KEYS: &[&str] = &[
     "half_open_success_threshold",
     "half_open_max_wait_ms",
 ];
-
-/// A 0–100 percentage as a ratio, to the nearest part per million.
-fn percent(p: f64) -> Ratio {
-    Ratio::from_ppm(whole(p * 10_000.0))
-}
-
-/// A plain factor (1.5, 0.2, 1e10) as a ratio, to the nearest part per million.
-fn factor(f: f64) -> Ratio {
-    Ratio::from_ppm(whole(f * 1e6))
-}
 
 fn count(f: &Fields<'_>, key: &str, default: u32) -> Result<u32, String> {
     f.u64(key)?.map_or(Ok(default), |n| {

@@ -1,9 +1,9 @@
 //! `health` scenarios (format: `conformance/cases/FORMAT.md`): calls, errors,
 //! percentiles within the histogram's documented 1/32 relative error, and status.
 
-use seawall_core::{Health, HealthConfig, HealthStatus, Ratio};
+use seawall_core::{Health, HealthConfig, HealthStatus};
 
-use crate::scenario::{Fields, Scenario, StepClock, StepError, ms_to_ns, ns_to_ms, whole};
+use crate::scenario::{Fields, Scenario, StepClock, StepError, ms_to_ns, ns_to_ms, percent};
 
 /// What a health implementation must offer. Times in ns.
 pub trait HealthDriver {
@@ -15,10 +15,6 @@ pub trait HealthDriver {
     fn percentile(&self, percent: f64, now: u64) -> Option<u64>;
     /// `healthy`, `degraded` or `unhealthy`.
     fn status(&self, now: u64) -> String;
-}
-
-fn percent(p: f64) -> Ratio {
-    Ratio::from_ppm(whole(p * 10_000.0))
 }
 
 /// The scenario's `health` object as a core config.
@@ -136,7 +132,7 @@ impl HealthDriver for CoreHealth {
     }
 
     fn percentile(&self, percent: f64, now: u64) -> Option<u64> {
-        self.0.quantile(self::percent(percent), now)
+        self.0.quantile(crate::scenario::percent(percent), now)
     }
 
     fn status(&self, now: u64) -> String {

@@ -1,8 +1,8 @@
 //! `retry_budget` scenarios against the Finagle-style retry budget.
 
-use seawall_core::{Ratio, RetryBudget, RetryBudgetConfig};
+use seawall_core::{RetryBudget, RetryBudgetConfig};
 
-use crate::scenario::{Fields, Scenario, StepClock, StepError, ms_to_ns, whole};
+use crate::scenario::{Fields, Scenario, StepClock, StepError, ms_to_ns, percent};
 
 /// What a retry budget implementation must offer. Times in ns.
 pub trait RetryBudgetDriver {
@@ -27,9 +27,7 @@ pub fn parse_config(
         },
         percent_can_retry: f
             .f64("percent_can_retry")?
-            .map_or(d.percent_can_retry, |p| {
-                Ratio::from_ppm(whole(p * 10_000.0))
-            }),
+            .map_or(d.percent_can_retry, percent),
     })
 }
 

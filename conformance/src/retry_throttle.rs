@@ -1,6 +1,8 @@
 //! `retry_throttle` scenarios against the gRPC A6 retry throttle.
 
-use seawall_core::{MILLI, RetryThrottle, RetryThrottleConfig};
+use seawall_core::{RetryThrottle, RetryThrottleConfig};
+
+use seawall_host::units::milli_tokens as milli;
 
 use crate::scenario::{Fields, Scenario, StepError};
 
@@ -10,18 +12,6 @@ pub trait RetryThrottleDriver {
     fn failure(&mut self) -> bool;
     /// A call succeeded.
     fn success(&mut self);
-}
-
-/// A token count (up to 3 decimals) in milli-tokens, truncated as gRPC says.
-#[allow(clippy::cast_sign_loss, reason = "Fields refuses negative numbers")]
-fn milli(x: f64) -> u32 {
-    // The small epsilon keeps 0.1 · 1000 = 99.999… from truncating to 99.
-    let m = (x * f64::from(MILLI) + 1e-6).floor();
-    if m >= f64::from(u32::MAX) {
-        u32::MAX
-    } else {
-        m as u32
-    }
 }
 
 /// The scenario's `retry_throttle` object as a core config.

@@ -235,28 +235,12 @@ impl StepClock {
     }
 }
 
-/// Milliseconds (possibly fractional, never negative: [`Fields`] refuses those) to
-/// whole nanoseconds, rounded to nearest.
-#[must_use]
-pub fn ms_to_ns(ms: f64) -> u64 {
-    whole(ms * 1e6)
-}
-
-/// A non-negative float rounded to the nearest whole number, saturating at `u64::MAX`.
-#[must_use]
-#[allow(
-    clippy::cast_sign_loss,
-    reason = "inputs are non-negative: Fields refuses negatives"
-)]
-pub fn whole(x: f64) -> u64 {
-    x.round() as u64
-}
-
-/// Nanoseconds to milliseconds, for messages and comparisons with `*_ms` fields.
-#[must_use]
-pub fn ns_to_ms(ns: u64) -> f64 {
-    ns as f64 / 1e6
-}
+// Scenario milliseconds, percentages and factors become core units by the same
+// rounding rule every binding uses, so a scenario checks that rule too.
+pub use seawall_host::units::{
+    ms_to_ns, ns_to_ms, ratio_of_factor as factor, ratio_of_percent as percent,
+    round_to_u64 as whole,
+};
 
 /// Typed access to a JSON object, with errors that name the key.
 pub struct Fields<'a> {

@@ -7,7 +7,7 @@ use seawall_core::{
     Ticket, TicketState,
 };
 
-use crate::scenario::{Fields, Scenario, StepClock, StepError, whole};
+use crate::scenario::{Fields, Scenario, StepClock, StepError, percent};
 
 /// What an acquire did.
 #[derive(Debug)]
@@ -59,10 +59,8 @@ pub fn parse_config(
         };
         let s = Fields::new(m, "priority_shares");
         s.only(&["critical", "high", "normal", "low"])?;
-        let pct = |key: &str| -> Result<Ratio, String> {
-            Ok(s.f64(key)?
-                .map_or(Ratio::ONE, |p| Ratio::from_ppm(whole(p * 10_000.0))))
-        };
+        let pct =
+            |key: &str| -> Result<Ratio, String> { Ok(s.f64(key)?.map_or(Ratio::ONE, percent)) };
         shares = PriorityShares {
             critical: pct("critical")?,
             high: pct("high")?,

@@ -17,6 +17,9 @@
 //!   memory the caller brings, with the header, init race and checks of DESIGN §8.
 //! * [`units`]: seconds / milliseconds ↔ ns and percent ↔ ppm, one rounding rule
 //!   for every binding and the conformance runner.
+//! * [`options`]: the field names of every core configuration the bindings
+//!   expose, which each binding's option table is tested against, and the
+//!   defaults the bindings share.
 //! * [`clock`], [`entropy`]: the OS monotonic clock and OS randomness.
 //!
 //! `unsafe` lives only where a region is mapped and read (an OS edge); each block
@@ -37,6 +40,8 @@ pub mod handle;
 #[cfg(not(loom))]
 pub mod health;
 pub mod holders;
+#[cfg(not(loom))]
+pub mod options;
 pub mod permits;
 #[cfg(not(loom))]
 pub mod retry;

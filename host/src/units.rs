@@ -3,9 +3,10 @@
 //! milliseconds, all three percentages and factors as floats. One rounding rule for
 //! all of them: to the nearest whole unit, halves away from zero, saturating at
 //! `u64::MAX`; a negative or NaN value maps to 0. Callers that must refuse such a
-//! value check it first with [`is_non_negative`].
+//! value check it first with [`is_non_negative`]. The one exception is gRPC's
+//! token counts, which A6 truncates ([`milli_tokens`]).
 
-use seawall_core::Ratio;
+use seawall_core::{MILLI, Ratio};
 
 /// Whether `x` is a finite number ≥ 0: the values the conversions below map
 /// without clamping (bindings turn anything else into a configuration error).
@@ -68,6 +69,16 @@ pub fn ratio_of_factor(factor: f64) -> Ratio {
     Ratio::from_ppm(round_to_u64(factor * 1e6))
 }
 
+/// A token count (gRPC retry throttling, A6: `maxTokens` and `tokenRatio`
+/// keep 3 decimals) → whole thousandths, truncated as A6 says. The small
+/// epsilon keeps `0.1 · 1000 = 99.999…` from truncating to 99; negative and NaN
+/// → 0, saturating at `u32::MAX`.
+#[must_use]
+pub fn milli_tokens(tokens: f64) -> u32 {
+    let thousandths = round_to_u64((tokens * f64::from(MILLI) + 1e-6).floor());
+    u32::try_from(thousandths).unwrap_or(u32::MAX)
+}
+
 /// A ratio → a percentage, for messages and metrics.
 #[must_use]
 pub fn percent_of_ratio(r: Ratio) -> f64 {
@@ -100,6 +111,15 @@ mod tests {
         assert_eq!(ms_to_ns(0.000_000_6), 1);
         assert!((ns_to_secs(250_000_000) - 0.25).abs() < f64::EPSILON);
         assert!((ns_to_ms(1_500_000) - 1.5).abs() < f64::EPSILON);
+    }
+
+    #[test]
+    fn token_counts_truncate_to_thousandths() {
+        assert_eq!(milli_tokens(0.1), 100);
+        assert_eq!(milli_tokens(10.0), 10_000);
+        assert_eq!(milli_tokens(0.1239), 123);
+        assert_eq!(milli_tokens(-1.0), 0);
+        assert_eq!(milli_tokens(1e12), u32::MAX);
     }
 
     #[test]

@@ -23,7 +23,9 @@ __all__ = [
     "RetryPolicy",
     "RetryThrottle",
     "SHARED_SUPPORTED",
+    "STALE_CACHE_MAX_ENTRIES",
     "TIME_WINDOW_CAPACITY",
+    "config_fields",
     "monotonic",
     "splitmix64",
 ]
@@ -34,6 +36,9 @@ QUEUE_CAPACITY: int
 HEALTH_BUCKETS: int
 REGION_LAYOUT_VERSION: int
 SHARED_SUPPORTED: bool
+STALE_CACHE_MAX_ENTRIES: int
+
+def config_fields() -> List[Tuple[str, List[str]]]: ...
 
 def monotonic() -> float: ...
 def splitmix64(seed: int, n: int) -> List[int]: ...

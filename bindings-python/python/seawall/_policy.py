@@ -30,14 +30,14 @@ class StaleCache:
     every successful result is kept under its call's arguments, and when the
     call later fails, the last good value is served instead, marked
     ``source="stale-cache"``. Backed by :mod:`cachetools`: an LRU of ``maxsize``
-    entries, each served at most ``max_stale`` seconds after it was stored
+    entries (default ``STALE_CACHE_MAX_ENTRIES``, 1024, as in Node), each served at most ``max_stale`` seconds after it was stored
     (``None``: until evicted). ``key(*args, **kwargs)`` defaults to
     ``cachetools.keys.hashkey``; calls whose arguments cannot be hashed are not
     cached. Thread-safe (a lock around the cache only, never around calls)."""
 
     def __init__(
         self,
-        maxsize: int = 1024,
+        maxsize: int = _native.STALE_CACHE_MAX_ENTRIES,
         *,
         max_stale: Optional[float] = None,
         key: Optional[Callable[..., Hashable]] = None,
