@@ -80,7 +80,10 @@ function fromNative(e) {
   if (isSeawallError(e)) return e;
   const message = e && typeof e.message === 'string' ? e.message : String(e);
   if (e && NATIVE_CODES.has(e.code)) {
-    return new SeawallError(e.code, message, typeof e.field === 'string' ? { field: e.field } : undefined);
+    const props = {};
+    if (typeof e.field === 'string') props.field = e.field;
+    if (typeof e.reason === 'string') props.reason = e.reason;
+    return new SeawallError(e.code, message, Object.keys(props).length > 0 ? props : undefined);
   }
   return new SeawallError(codes.EINTERNAL, message, { cause: e });
 }

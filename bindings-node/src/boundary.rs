@@ -44,8 +44,10 @@ pub enum Code {
     InvalidConfig(&'static str),
     /// A shared region exists with another configuration, layout or ABI.
     SharedMismatch,
-    /// A shared region could not be opened (I/O, timeout, no lock-free atomics).
-    Shared,
+    /// A shared region could not be opened; the error's `reason` says why:
+    /// `untrusted` (a symbolic link, another user's file, open to group or
+    /// others, the wrong size: DESIGN §8), `io`, `timeout`, `notLockFree`.
+    Shared(&'static str),
     /// A handle names nothing alive.
     Handle,
     /// A shared breaker permit was used twice (or was reclaimed).
@@ -64,7 +66,7 @@ impl Code {
     const ALL: [Self; 8] = [
         Self::InvalidConfig(""),
         Self::SharedMismatch,
-        Self::Shared,
+        Self::Shared(""),
         Self::Handle,
         Self::Permit,
         Self::Limit,
@@ -78,7 +80,7 @@ impl Code {
         match self {
             Self::InvalidConfig(_) => "EINVALIDCONFIG",
             Self::SharedMismatch => "ESHAREDMISMATCH",
-            Self::Shared => "ESHARED",
+            Self::Shared(_) => "ESHARED",
             Self::Handle => "EHANDLE",
             Self::Permit => "EPERMIT",
             Self::Limit => "ELIMIT",
@@ -131,8 +133,10 @@ pub fn thrown(env: Env, e: Error) -> napi::Error {
     let build = || -> napi::Result<napi::Error> {
         let mut obj = env.create_error(napi::Error::new(Status::GenericFailure, &e.reason))?;
         obj.set_named_property("code", e.status.as_str())?;
-        if let Code::InvalidConfig(field) = e.status {
-            obj.set_named_property("field", field)?;
+        match e.status {
+            Code::InvalidConfig(field) => obj.set_named_property("field", field)?,
+            Code::Shared(reason) => obj.set_named_property("reason", reason)?,
+            _ => {}
         }
         Ok(napi::Error::from(obj.to_unknown()))
     };

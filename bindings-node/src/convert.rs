@@ -151,6 +151,12 @@ pub fn region_error(e: RegionError) -> Error {
         RegionError::VersionMismatch(_) | RegionError::LayoutMismatch { .. } => {
             error(Code::SharedMismatch, e.to_string())
         }
-        other => error(Code::Shared, other.to_string()),
+        RegionError::Untrusted { .. } => error(Code::Shared("untrusted"), e.to_string()),
+        RegionError::Timeout { .. } => error(Code::Shared("timeout"), e.to_string()),
+        RegionError::NotLockFree => error(Code::Shared("notLockFree"), e.to_string()),
+        RegionError::Io { .. }
+        | RegionError::NotARegion(_)
+        | RegionError::Misaligned { .. }
+        | RegionError::TooSmall { .. } => error(Code::Shared("io"), e.to_string()),
     }
 }

@@ -542,3 +542,30 @@ def test_a_forked_child_dropping_its_copy_leaves_the_parents_permit_held(bulkhea
     assert ticket.granted()
     ticket.take().release()
     assert (b.active, b.queued) == (0, 0)
+
+
+def test_a_planted_symlink_is_refused_and_its_target_untouched(tmp_path):
+    # DESIGN §8: a region is its creator's own; a link at its name is never followed.
+    name = f"py-trust-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    link = f"/dev/shm/seawall-breaker-{name}"
+    target = tmp_path / "target"
+    target.write_bytes(b"not yours")
+    os.symlink(target, link)
+    try:
+        started = time.monotonic()
+        with pytest.raises(seawall.SharedRegionError, match="symbolic link"):
+            seawall.CircuitBreaker(shared=name)
+        assert time.monotonic() - started < 0.5
+        assert target.read_bytes() == b"not yours"
+    finally:
+        os.unlink(link)
+
+
+def test_a_region_others_may_write_is_refused(region):
+    seawall.CircuitBreaker(shared=region, **_mp_workers.CONFIG)
+    path = f"/dev/shm/seawall-breaker-{region}"
+    os.chmod(path, 0o666)
+    with pytest.raises(seawall.SharedRegionError, match="0666"):
+        seawall.CircuitBreaker(shared=region, **_mp_workers.CONFIG)
+    os.chmod(path, 0o600)
+    assert not seawall.CircuitBreaker(shared=region, **_mp_workers.CONFIG)._native.created
