@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # The Python package's tests, run by scripts/test.sh:
 #   a fresh venv (target/python-venv), the pinned tools of
-#   bindings-python/requirements-test.txt, one `pip install` of the package
-#   (release build, sharing target/ with the rest of the workspace), then the
-#   conformance scenarios, pytest (forms, classification, cancellation,
-#   bulkhead, policies, multiprocess shared breaker, Prometheus, mypy --strict,
-#   stubtest) and a smoke run of the benchmark script.
+#   bindings-python/requirements-test.txt, the release wheel and sdist of
+#   scripts/dist.sh (dist/; one release build, sharing target/ with the rest of
+#   the workspace), auditwheel's check of the wheel's manylinux tag, then, with
+#   no cargo or rustc on PATH, the wheel installed and the conformance
+#   scenarios, pytest (forms, classification, cancellation, bulkhead, policies,
+#   multiprocess shared breaker, Prometheus, mypy --strict, stubtest) and a
+#   smoke run of the benchmark script; last, a wheel built from the sdist holds
+#   the same files.
 # Exit 3 (after saying so loudly) when the venv or its tools cannot be
 # installed; any test failure exits non-zero.
 set -euo pipefail
@@ -19,12 +22,29 @@ warn() { printf '\n!!! PYTHON TESTS: %s\n\n' "$*" >&2; }
 export PATH="$VENV/bin:$PATH"
 pip install -q -r bindings-python/requirements-test.txt \
   || { warn "pip could not install bindings-python/requirements-test.txt"; exit 3; }
-# maturin (from the pinned requirements) builds the one abi3 wheel: no build
-# isolation, so the release build reuses target/ and nothing is fetched twice.
-WHEELS="$PWD/target/python-wheel"
-rm -rf "$WHEELS"
-pip wheel -q --no-build-isolation --no-deps -w "$WHEELS" ./bindings-python
-pip install -q "$WHEELS"/seawall-*.whl
+# maturin (from the pinned requirements) builds the one abi3 wheel and the
+# sdist into dist/; the release build reuses target/.
+bash scripts/dist.sh python
+WHEEL=$(ls "$PWD"/dist/seawall-*-cp39-abi3-manylinux_*.whl)
+SDIST=$(ls "$PWD"/dist/seawall-*.tar.gz | grep -v -- '-linux-gnu')
+
+echo "--- auditwheel: the wheel's tag is the one its symbols allow, and it bundles nothing"
+tag=${WHEEL##*-abi3-}; tag=${tag%.whl}
+auditwheel show "$WHEEL" >target/auditwheel.out
+cat target/auditwheel.out
+tr -s ' \n' ' ' <target/auditwheel.out | grep -q "is consistent with the following platform tag: \"$tag\"" \
+  || { echo "auditwheel does not find $(basename "$WHEEL") consistent with $tag"; exit 1; }
+
+# From here on the package runs as a user installs it: no Rust on PATH.
+source scripts/without-rust.sh
+RUST_PATH=$PATH
+PATH=$(path_without_rust)
+export PATH
+! command -v cargo >/dev/null && ! command -v rustc >/dev/null \
+  || { echo "cargo or rustc is still on PATH"; exit 1; }
+echo "--- pip install $(basename "$WHEEL") (PATH without cargo and rustc)"
+pip install -q --no-index --no-deps "$WHEEL"
+python -c 'import pathlib, seawall; assert pathlib.Path(seawall.__file__).is_relative_to(pathlib.Path(__import__("sys").prefix)), seawall.__file__'
 
 echo "--- conformance scenarios through the Python API"
 python bindings-python/tests/conformance_runner.py
@@ -43,7 +63,7 @@ if [ -n "$PY39" ]; then
   echo "--- the same wheel on $("$PY39" --version): conformance and pytest (typing and Prometheus tests need 3.11 tools)"
   V39="$PWD/target/python39-venv"
   if "$PY39" -m venv --clear "$V39" && "$V39/bin/pip" install -q -r bindings-python/requirements-test-py39.txt; then
-    "$V39/bin/pip" install -q "$WHEELS"/seawall-*.whl
+    "$V39/bin/pip" install -q --no-index --no-deps "$WHEEL"
     "$V39/bin/python" bindings-python/tests/conformance_runner.py | tail -1
     (cd bindings-python && "$V39/bin/python" -m pytest -q -p no:cacheprovider tests \
       --ignore=tests/test_typing.py --ignore=tests/test_prometheus.py)
@@ -56,3 +76,13 @@ fi
 
 echo "--- benchmark script runs (a smoke run; the numbers of a real run are in README.md)"
 python benches/python/bench_overhead.py --quick >/dev/null
+
+echo "--- the sdist builds a wheel (with Rust) holding the same files as the release wheel"
+PATH=$RUST_PATH
+FROM_SDIST="$PWD/target/python-sdist-wheel"
+rm -rf "$FROM_SDIST"
+# The crates of the sdist build in target/ too, so only they compile again.
+CARGO_TARGET_DIR="$PWD/target" pip wheel -q --no-build-isolation --no-deps -w "$FROM_SDIST" "$SDIST"
+members() { python -c 'import sys, zipfile; print("\n".join(sorted(n for n in zipfile.ZipFile(sys.argv[1]).namelist() if ".dist-info/" not in n)))' "$1"; }
+diff <(members "$WHEEL") <(members "$FROM_SDIST"/seawall-*.whl) \
+  || { echo "the wheel built from $(basename "$SDIST") differs from $(basename "$WHEEL")"; exit 1; }
