@@ -7,7 +7,10 @@
 
 fn main() {
     let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
-    if matches!(os.as_str(), "linux" | "freebsd" | "netbsd" | "openbsd" | "dragonfly") {
+    if matches!(
+        os.as_str(),
+        "linux" | "freebsd" | "netbsd" | "openbsd" | "dragonfly"
+    ) {
         let major = env!("CARGO_PKG_VERSION_MAJOR");
         println!("cargo::rustc-cdylib-link-arg=-Wl,-soname,libseawall.so.{major}");
     }

@@ -85,7 +85,7 @@ build_node() {
   fi
   rm -f "$DIST/seawall-$version.tgz"
   (cd bindings-node && npm pack --silent --pack-destination "$DIST" >/dev/null)
-  [ -z "$addon" ] || tar -tzf "$DIST/seawall-$version.tgz" | grep -qx "package/$addon" \
+  [ -z "$addon" ] || tar -tzf "$DIST/seawall-$version.tgz" | grep -x "package/$addon" >/dev/null \
     || { echo "dist.sh: $addon is not in the npm tarball" >&2; exit 1; }
   say "seawall-$version.tgz ($(size "$DIST/seawall-$version.tgz")${addon:+, prebuilt $addon $(size "bindings-node/$addon")})"
 }

@@ -54,8 +54,8 @@ step "SONAME libseawall.so.$major, no RPATH, stripped, debug info in its own tar
 readelf -d "$lib/libseawall.so.$version" | tee "$tmp/dynamic" | grep -E 'SONAME|RPATH|RUNPATH'
 grep -q "Library soname: \[libseawall.so.$major\]" "$tmp/dynamic" || { echo "no SONAME libseawall.so.$major"; exit 1; }
 ! grep -qE 'RPATH|RUNPATH' "$tmp/dynamic" || { echo "the library has a run path"; exit 1; }
-! readelf -SW "$lib/libseawall.so.$version" | grep -q '\.debug_' || { echo "the library has debug sections"; exit 1; }
-tar -tzf "$repo/dist/$name-debug.tar.gz" | grep -qx "$name/lib/.debug/libseawall.so.$version.debug"
+! readelf -SW "$lib/libseawall.so.$version" | grep '\.debug_' >/dev/null || { echo "the library has debug sections"; exit 1; }
+tar -tzf "$repo/dist/$name-debug.tar.gz" | grep -x "$name/lib/.debug/libseawall.so.$version.debug" >/dev/null
 
 step "only the functions the header declares are global, in the .so and in the .a"
 grep -E '^[a-z].*[ *]seawall_[a-z_]+\(' include/seawall.h | grep -oE 'seawall_[a-z_]+\(' | tr -d '(' |
@@ -92,7 +92,7 @@ loads_from_prefix() { # program: libseawall.so.MAJOR resolves into the prefix, n
   local resolved
   resolved=$(env -u LD_LIBRARY_PATH ${LD_PATH:+LD_LIBRARY_PATH="$LD_PATH"} ldd "$1" | awk '$1 == "libseawall.so.'"$major"'" {print $3}')
   [ "$resolved" = "$lib/libseawall.so.$major" ] || { echo "$1 loads libseawall from '$resolved'"; return 1; }
-  ! readelf -d "$1" | grep -E 'RPATH|RUNPATH' | grep -q "$repo" || { echo "$1 has a run path into $repo"; return 1; }
+  ! readelf -d "$1" | grep -E 'RPATH|RUNPATH' | grep "$repo" >/dev/null || { echo "$1 has a run path into $repo"; return 1; }
 }
 
 step "pkg-config --cflags --libs seawall, run with LD_LIBRARY_PATH at the prefix"
@@ -102,7 +102,7 @@ mkdir "$tmp/pc"
 for prog in quickstart bulkhead; do
   # shellcheck disable=SC2046 # pkg-config's output is a list of flags
   cc -std=c99 -Wall -Wextra -Werror -pedantic "$tmp/src/$prog.c" -o "$tmp/pc/$prog" $(pkg-config --cflags --libs seawall)
-  readelf -d "$tmp/pc/$prog" | grep -q "Shared library: \[libseawall.so.$major\]" ||
+  readelf -d "$tmp/pc/$prog" | grep "Shared library: \[libseawall.so.$major\]" >/dev/null ||
     { echo "$prog does not need libseawall.so.$major"; exit 1; }
   LD_PATH=$lib loads_from_prefix "$tmp/pc/$prog"
   LD_PATH=$lib runs_as_documented "$tmp/pc/$prog"
@@ -128,7 +128,7 @@ cmake --build "$tmp/cmake" >>"$tmp/cmake.log" 2>&1 || { cat "$tmp/cmake.log"; ex
 for prog in quickstart bulkhead; do
   LD_PATH="" loads_from_prefix "$tmp/cmake/$prog" # CMake's run path is the prefix's lib/
   LD_PATH="" runs_as_documented "$tmp/cmake/$prog"
-  ! readelf -d "$tmp/cmake/$prog-static" | grep -q 'libseawall' || { echo "$prog-static needs libseawall.so"; exit 1; }
+  ! readelf -d "$tmp/cmake/$prog-static" | grep 'libseawall' >/dev/null || { echo "$prog-static needs libseawall.so"; exit 1; }
   LD_PATH="" runs_as_documented "$tmp/cmake/$prog-static"
 done
 echo "static quickstart: $(stat -c %s "$tmp/cmake/quickstart-static") bytes"

@@ -32,7 +32,7 @@ echo "--- auditwheel: the wheel's tag is the one its symbols allow, and it bundl
 tag=${WHEEL##*-abi3-}; tag=${tag%.whl}
 auditwheel show "$WHEEL" >target/auditwheel.out
 cat target/auditwheel.out
-tr -s ' \n' ' ' <target/auditwheel.out | grep -q "is consistent with the following platform tag: \"$tag\"" \
+tr -s ' \n' ' ' <target/auditwheel.out | grep "is consistent with the following platform tag: \"$tag\"" >/dev/null \
   || { echo "auditwheel does not find $(basename "$WHEEL") consistent with $tag"; exit 1; }
 
 # From here on the package runs as a user installs it: no Rust on PATH.
