@@ -17,14 +17,15 @@
 #
 # Usage: scripts/install.sh [--prefix DIR] [--build-dir DIR]
 #   --prefix     where to install (default /usr/local)
-#   --build-dir  where the release build is (default target/release; build it
-#                with `cargo build --release --locked -p seawall-ffi`)
+#   --build-dir  where the release build is (default target/release, or
+#                $CARGO_TARGET_DIR/release; build it with
+#                `cargo build --release --locked -p seawall-ffi`)
 # Needs binutils (ld, objcopy, ar) beside the C compiler.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 
 prefix=/usr/local
-build="$repo/target/release"
+build="$(cd "$repo" && realpath -m "${CARGO_TARGET_DIR:-target}")/release"
 while [ $# -gt 0 ]; do
   case $1 in
     --prefix) prefix=${2:?--prefix needs a directory}; shift 2 ;;
