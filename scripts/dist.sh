@@ -6,17 +6,18 @@
 #           libseawall.a, pkg-config and CMake files), relocatable; and
 #           seawall-VERSION-ARCH-linux-gnu-debug.tar.gz, the shared library's
 #           debug info (lib/.debug/…, unpacked over the same prefix)
-#   python  seawall-VERSION-cp39-abi3-manylinux_2_34_ARCH.whl  (one wheel for
-#           CPython >= 3.9) and seawall-VERSION.tar.gz (the sdist)
+#   python  seawall-VERSION-cp39-abi3-manylinux2014_ARCH.manylinux_2_17_ARCH.whl
+#           (one wheel for CPython >= 3.9 on glibc >= 2.17) and
+#           seawall-VERSION.tar.gz (the sdist)
 #   node    seawall-VERSION.tgz  the npm package with the prebuilt addon for this
 #           platform inside (seawall.linux-x64-gnu.node), and the Rust sources
 #           other platforms build from at install time
 #
 # Usage: scripts/dist.sh [c] [python] [node]   (no argument: all three)
 # Each part reuses the release build the tests use (target/), so after
-# scripts/test.sh it only packs. Needs Rust; the Python part uses the maturin
-# pinned in bindings-python/requirements-test.txt (from PATH, or installed into
-# target/dist-venv), the Node part node and npm.
+# scripts/test.sh it only packs (the wheel builds in target/wheel). Needs Rust;
+# the Python part installs the pinned tools of bindings-python/requirements-dist.txt
+# into target/dist-venv, the Node part needs node and npm.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -35,14 +36,18 @@ mkdir -p "$DIST"
 say() { printf -- '--- dist: %s\n' "$*"; }
 size() { du -h --apparent-size "$1" | cut -f1; }
 
-# The manylinux tag of the wheel: the oldest glibc whose symbol versions cover
-# every one the extension module needs. Built against this machine's glibc
-# (Debian 12, 2.36), Rust's std links pthread and friends at their
-# GLIBC_2.34 versions (glibc 2.34 moved them into libc), so manylinux_2_34 is
-# the lowest honest tag; auditwheel (scripts/test-python.sh) checks it. It
-# installs on glibc >= 2.34: Debian 12, Ubuntu 22.04, RHEL/Rocky/Alma 9,
-# Amazon Linux 2023, Fedora 35 and later; older systems build the sdist.
-MANYLINUX=manylinux_2_34
+# The wheel's manylinux tag: manylinux2014 (manylinux_2_17, glibc >= 2.17:
+# RHEL/CentOS 7 and every later mainstream distribution, the tag pydantic-core
+# and orjson ship). Linked as usual on this machine (Debian 12, glibc 2.36),
+# Rust's std would reference pthread and friends at their GLIBC_2.34 versions,
+# which only manylinux_2_34 allows; zig (the pinned ziglang package) links
+# against glibc 2.17's symbol versions instead. auditwheel
+# (scripts/test-python.sh) checks the tag against the symbols.
+MANYLINUX=manylinux2014
+DIST_VENV="$repo/target/dist-venv"
+# zig links differently from the workspace's own builds, so the wheel builds in
+# its own target dir: the two would otherwise rebuild each other's crates.
+WHEEL_TARGET_DIR="$repo/target/wheel"
 
 build_c() {
   cargo build -q --release --locked -p seawall-ffi
@@ -59,19 +64,23 @@ build_c() {
   say "$name.tar.gz ($(size "$DIST/$name.tar.gz")): libseawall.so.$version $(size "$stage/$name/lib/libseawall.so.$version"), libseawall.a $(size "$stage/$name/lib/libseawall.a") (the release build's: $(size target/release/libseawall.so), $(size target/release/libseawall.a)); debug info in $name-debug.tar.gz ($(size "$DIST/$name-debug.tar.gz"))"
 }
 
-build_python() {
-  local pin
-  pin=$(grep -E '^maturin==' bindings-python/requirements-test.txt)
-  if [ "$(maturin --version 2>/dev/null)" != "maturin ${pin#maturin==}" ]; then
-    python3 -m venv "$repo/target/dist-venv"
-    "$repo/target/dist-venv/bin/pip" install -q "$pin"
-    export PATH="$repo/target/dist-venv/bin:$PATH"
+dist_venv() { # target/dist-venv with bindings-python/requirements-dist.txt
+  local want=bindings-python/requirements-dist.txt stamp="$DIST_VENV/requirements-dist.txt"
+  if ! cmp -s "$want" "$stamp"; then
+    python3 -m venv --clear "$DIST_VENV"
+    "$DIST_VENV/bin/pip" install -q -r "$want"
+    cp "$want" "$stamp"
   fi
+}
+
+build_python() {
+  dist_venv
   rm -f "$DIST"/seawall-*.whl "$DIST/seawall-$version.tar.gz"
   # --strip: the wheel carries no debug info (the release profile keeps line tables).
-  maturin build -q --release --locked --strip --compatibility "$MANYLINUX" \
+  CARGO_TARGET_DIR=$WHEEL_TARGET_DIR PATH="$DIST_VENV/bin:$PATH" \
+    maturin build -q --release --locked --strip --zig --compatibility "$MANYLINUX" \
     -m bindings-python/Cargo.toml --out "$DIST"
-  maturin sdist -m bindings-python/Cargo.toml --out "$DIST" >/dev/null
+  "$DIST_VENV/bin/maturin" sdist -m bindings-python/Cargo.toml --out "$DIST" >/dev/null
   say "$(cd "$DIST" && ls seawall-*.whl) ($(size "$DIST"/seawall-*.whl)), seawall-$version.tar.gz ($(size "$DIST/seawall-$version.tar.gz"))"
 }
 

@@ -22,15 +22,16 @@ warn() { printf '\n!!! PYTHON TESTS: %s\n\n' "$*" >&2; }
 export PATH="$VENV/bin:$PATH"
 pip install -q -r bindings-python/requirements-test.txt \
   || { warn "pip could not install bindings-python/requirements-test.txt"; exit 3; }
-# maturin (from the pinned requirements) builds the one abi3 wheel and the
-# sdist into dist/; the release build reuses target/.
+# maturin (bindings-python/requirements-dist.txt, in target/dist-venv) builds
+# the one abi3 wheel and the sdist into dist/.
 bash scripts/dist.sh python
-WHEEL=$(ls "$PWD"/dist/seawall-*-cp39-abi3-manylinux_*.whl)
+DIST_VENV="$PWD/target/dist-venv"
+WHEEL=$(ls "$PWD"/dist/seawall-*-cp39-abi3-*manylinux*.whl)
 SDIST=$(ls "$PWD"/dist/seawall-*.tar.gz | grep -v -- '-linux-gnu')
 
 echo "--- auditwheel: the wheel's tag is the one its symbols allow, and it bundles nothing"
-tag=${WHEEL##*-abi3-}; tag=${tag%.whl}
-auditwheel show "$WHEEL" >target/auditwheel.out
+tag=${WHEEL##*-abi3-}; tag=${tag%.whl}; tag=${tag##*.} # the PEP 600 name of the last tag
+"$DIST_VENV/bin/auditwheel" show "$WHEEL" >target/auditwheel.out
 cat target/auditwheel.out
 tr -s ' \n' ' ' <target/auditwheel.out | grep "is consistent with the following platform tag: \"$tag\"" >/dev/null \
   || { echo "auditwheel does not find $(basename "$WHEEL") consistent with $tag"; exit 1; }
@@ -81,8 +82,10 @@ echo "--- the sdist builds a wheel (with Rust) holding the same files as the rel
 PATH=$RUST_PATH
 FROM_SDIST="$PWD/target/python-sdist-wheel"
 rm -rf "$FROM_SDIST"
-# The crates of the sdist build in target/ too, so only they compile again.
-CARGO_TARGET_DIR="$PWD/target" pip wheel -q --no-build-isolation --no-deps -w "$FROM_SDIST" "$SDIST"
+# Built as dist.sh builds the wheel (zig, in target/wheel), so only the crates
+# of the sdist compile again.
+MATURIN_PEP517_ARGS="--zig --compatibility manylinux2014" CARGO_TARGET_DIR="$PWD/target/wheel" \
+  PATH="$DIST_VENV/bin:$PATH" "$DIST_VENV/bin/pip" wheel -q --no-build-isolation --no-deps -w "$FROM_SDIST" "$SDIST"
 members() { python -c 'import sys, zipfile; print("\n".join(sorted(n for n in zipfile.ZipFile(sys.argv[1]).namelist() if ".dist-info/" not in n)))' "$1"; }
 diff <(members "$WHEEL") <(members "$FROM_SDIST"/seawall-*.whl) \
   || { echo "the wheel built from $(basename "$SDIST") differs from $(basename "$WHEEL")"; exit 1; }
