@@ -51,17 +51,19 @@ WHEEL_TARGET_DIR="$repo/target/wheel"
 
 build_c() {
   cargo build -q --release --locked -p seawall-ffi
+  local build
+  build="$(realpath -m "${CARGO_TARGET_DIR:-target}")/release"
   local name="seawall-$version-$arch-linux-gnu"
   local stage="$repo/target/dist/c"
   rm -rf "$stage"
   mkdir -p "$stage"
-  bash scripts/install.sh --prefix "$stage/$name" >/dev/null
+  bash scripts/install.sh --prefix "$stage/$name" --build-dir "$build" >/dev/null
   # The debug info ships in its own tarball, unpacked over the same prefix.
   mkdir -p "$stage/debug/$name/lib"
   mv "$stage/$name/lib/.debug" "$stage/debug/$name/lib/.debug"
   tar --sort=name --owner=0 --group=0 --numeric-owner -C "$stage" -czf "$DIST/$name.tar.gz" "$name"
   tar --sort=name --owner=0 --group=0 --numeric-owner -C "$stage/debug" -czf "$DIST/$name-debug.tar.gz" "$name"
-  say "$name.tar.gz ($(size "$DIST/$name.tar.gz")): libseawall.so.$version $(size "$stage/$name/lib/libseawall.so.$version"), libseawall.a $(size "$stage/$name/lib/libseawall.a") (the release build's: $(size target/release/libseawall.so), $(size target/release/libseawall.a)); debug info in $name-debug.tar.gz ($(size "$DIST/$name-debug.tar.gz"))"
+  say "$name.tar.gz ($(size "$DIST/$name.tar.gz")): libseawall.so.$version $(size "$stage/$name/lib/libseawall.so.$version"), libseawall.a $(size "$stage/$name/lib/libseawall.a") (the release build's: $(size "$build/libseawall.so"), $(size "$build/libseawall.a")); debug info in $name-debug.tar.gz ($(size "$DIST/$name-debug.tar.gz"))"
 }
 
 dist_venv() { # target/dist-venv with bindings-python/requirements-dist.txt
