@@ -89,6 +89,9 @@ step "where no prebuilt addon loads, the install builds one from the tarball's s
 grep -E '^seawall: built seawall.linux-x64-gnu.node from source in [0-9]+ s$' "$tmp/rebuild.log" \
   || { cat "$tmp/rebuild.log"; echo "the source build did not say how long it took"; exit 1; }
 PATH=$no_rust check_install "$tmp/tarball"
+installed=$(du -sb "$tmp/tarball/node_modules" | cut -f1)
+echo "node_modules after the source build: $installed bytes"
+[ "$installed" -le $((10 * 1024 * 1024)) ] || { echo "node_modules is over 10 MiB after the source build"; exit 1; }
 
 step "example service (examples/node-service): degraded answers when a dependency fails"
 node --test examples/node-service/test/

@@ -143,6 +143,9 @@ function main() {
     const built = cargoBuild(out, manifest, false, targetDir);
     if (built === null) return 1;
     place(built, dest);
+    // The release profile keeps line tables, several MB that an installed
+    // addon does not need; where `strip` is missing the addon just stays larger.
+    if (process.platform !== 'win32') spawnSync('strip', ['-S', dest], { stdio: 'ignore' });
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     say(out, `seawall: built ${path.basename(dest)} from source in ${seconds.toFixed(0)} s`);
     return 0;
