@@ -17,7 +17,7 @@
 # Each part reuses the release build the tests use (target/), so after
 # scripts/test.sh it only packs (the wheel builds in target/wheel). Needs Rust;
 # the Python part installs the pinned tools of bindings-python/requirements-dist.txt
-# into target/dist-venv, the Node part needs node and npm.
+# into target/dist-venv (exit 3 when it cannot), the Node part needs node and npm.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -69,8 +69,9 @@ build_c() {
 dist_venv() { # target/dist-venv with bindings-python/requirements-dist.txt
   local want=bindings-python/requirements-dist.txt stamp="$DIST_VENV/requirements-dist.txt"
   if ! cmp -s "$want" "$stamp"; then
-    python3 -m venv --clear "$DIST_VENV"
-    "$DIST_VENV/bin/pip" install -q -r "$want"
+    # Exit 3, as the test scripts do, when the tools cannot be installed.
+    python3 -m venv --clear "$DIST_VENV" && "$DIST_VENV/bin/pip" install -q -r "$want" \
+      || { printf '\n!!! dist.sh: could not install %s into %s\n\n' "$want" "$DIST_VENV" >&2; exit 3; }
     cp "$want" "$stamp"
   fi
 }

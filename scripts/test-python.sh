@@ -2,8 +2,8 @@
 # The Python package's tests, run by scripts/test.sh:
 #   a fresh venv (target/python-venv), the pinned tools of
 #   bindings-python/requirements-test.txt, the release wheel and sdist of
-#   scripts/dist.sh (dist/; one release build, sharing target/ with the rest of
-#   the workspace), auditwheel's check of the wheel's manylinux tag, then, with
+#   scripts/dist.sh (dist/; one release build, in target/wheel), auditwheel's
+#   check of the wheel's manylinux tag, then, with
 #   no cargo or rustc on PATH, the wheel installed and the conformance
 #   scenarios, pytest (forms, classification, cancellation, bulkhead, policies,
 #   multiprocess shared breaker, Prometheus, mypy --strict, stubtest) and a
@@ -24,12 +24,17 @@ pip install -q -r bindings-python/requirements-test.txt \
   || { warn "pip could not install bindings-python/requirements-test.txt"; exit 3; }
 # maturin (bindings-python/requirements-dist.txt, in target/dist-venv) builds
 # the one abi3 wheel and the sdist into dist/.
-bash scripts/dist.sh python
+rc=0; bash scripts/dist.sh python || rc=$?
+case $rc in
+  0) ;;
+  3) warn "pip could not install bindings-python/requirements-dist.txt (maturin, ziglang, auditwheel)"; exit 3 ;;
+  *) exit "$rc" ;;
+esac
 DIST_VENV="$PWD/target/dist-venv"
 WHEEL=$(ls "$PWD"/dist/seawall-*-cp39-abi3-*manylinux*.whl)
 SDIST=$(ls "$PWD"/dist/seawall-*.tar.gz | grep -v -- '-linux-gnu')
 
-echo "--- auditwheel: the wheel's tag is the one its symbols allow, and it bundles nothing"
+echo "--- auditwheel: the wheel's tag is the one its symbols allow"
 tag=${WHEEL##*-abi3-}; tag=${tag%.whl}; tag=${tag##*.} # the PEP 600 name of the last tag
 "$DIST_VENV/bin/auditwheel" show "$WHEEL" >target/auditwheel.out
 cat target/auditwheel.out
