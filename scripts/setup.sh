@@ -21,6 +21,13 @@ bash scripts/gen-header.sh --install >/dev/null \
 command -v valgrind >/dev/null \
   || (apt-get install -y -q valgrind >/dev/null 2>&1 || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q valgrind >/dev/null 2>&1; }) \
   || warn "valgrind could not be installed: the C tests will run without it"
+# The C package test builds the README's examples against the installed tarball
+# with pkg-config and with CMake's find_package.
+for tool in pkg-config:pkgconf cmake:cmake; do
+  command -v "${tool%%:*}" >/dev/null \
+    || (apt-get install -y -q "${tool#*:}" >/dev/null 2>&1 || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q "${tool#*:}" >/dev/null 2>&1; }) \
+    || warn "${tool#*:} could not be installed: the C package tests will be skipped"
+done
 CARGO_FUZZ_VERSION=0.13.2
 if rustup run nightly rustc --version >/dev/null 2>&1 \
   || rustup toolchain install nightly --profile minimal >/dev/null 2>&1; then

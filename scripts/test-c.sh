@@ -25,6 +25,12 @@ for f in "$LIB/libseawall.a" "$LIB/libseawall.so"; do
   [ -f "$f" ] || { echo "missing $f: build with cargo build --release --locked -p seawall-ffi" >&2; exit 1; }
 done
 mkdir -p "$OUT"
+# Programs linked with -lseawall load the library by its SONAME
+# (libseawall.so.<major>, ffi-c/build.rs); cargo writes only libseawall.so, so
+# the link an install makes (scripts/install.sh) is made here in the build folder.
+soname=$(readelf -d "$LIB/libseawall.so" | sed -n 's/.*Library soname: \[\(.*\)\]$/\1/p')
+[ -n "$soname" ] || { echo "$LIB/libseawall.so has no SONAME" >&2; exit 1; }
+ln -sfn libseawall.so "$LIB/$soname"
 
 # The C guide's examples (ffi-c/README.md: the quick start, the bulkhead with retries), exactly
 # as printed there.

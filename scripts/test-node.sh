@@ -2,9 +2,11 @@
 # Every test of the Node package (bindings-node/), run by scripts/test.sh:
 # the addon built the way `npm install` builds it, the generated loader and
 # declarations checked fresh, `tsc --strict`, the conformance scenarios, the
-# `node --test` suite, installs from a folder and from an `npm pack` tarball in
-# fresh projects, the guide's quick start run in the tarball's project, the
-# example service's test and a short benchmark run.
+# `node --test` suite, an install from the folder, the npm tarball of
+# scripts/dist.sh (prebuilt addon) installed with no Rust on PATH, its size, its
+# one-sentence error without the addon, its source build, the guide's quick
+# start run in the tarball's project, the example service's test and a short
+# benchmark run.
 # Exit 3 when Node or the npm dependencies (scripts/setup.sh) are missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,9 +34,9 @@ node bindings-node/test/conformance.js
 step "node --test"
 (cd bindings-node && node --test --test-concurrency=1 test/*.test.js)
 
-step "npm install from the folder, and from an npm pack tarball, in fresh projects"
+step "npm install from the folder in a fresh project (the addon builds in the workspace)"
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"; rm -f "$repo"/bindings-node/seawall-*.tgz' EXIT
+trap 'rm -rf "$tmp"' EXIT
 check_install() { # project dir
   (cd "$1" && node -e "
     const s = require('seawall');
@@ -47,11 +49,50 @@ check_install() { # project dir
 mkdir "$tmp/folder" "$tmp/tarball"
 (cd "$tmp/folder" && npm init -y >/dev/null && npm install --no-audit --no-fund "$repo/bindings-node" >/dev/null 2>&1)
 check_install "$tmp/folder"
-tarball=$(cd bindings-node && npm pack --silent 2>/dev/null | tail -1)
-# In the workspace target dir: only the vendored path crates rebuild.
-(cd "$tmp/tarball" && npm init -y >/dev/null && CARGO_TARGET_DIR="$repo/target" npm install --no-audit --no-fund "$repo/bindings-node/$tarball" >/dev/null 2>&1) \
-  || { echo "installing the tarball failed"; exit 1; }
-check_install "$tmp/tarball"
+
+step "the npm tarball of scripts/dist.sh installed in a fresh project with no cargo or rustc on PATH"
+bash scripts/dist.sh node
+version=$(node -p "require('./bindings-node/package.json').version")
+tarball="$repo/dist/seawall-$version.tgz"
+source scripts/without-rust.sh
+no_rust=$(path_without_rust)
+started=$(date +%s%N)
+(cd "$tmp/tarball" && npm init -y >/dev/null &&
+  PATH=$no_rust npm install --no-audit --no-fund --foreground-scripts "$tarball" >"$tmp/install.log" 2>&1) \
+  || { cat "$tmp/install.log"; echo "installing the tarball without Rust failed"; exit 1; }
+echo "installed in $(( ($(date +%s%N) - started) / 1000000 )) ms"
+grep -qx 'seawall: using the prebuilt addon seawall.linux-x64-gnu.node' "$tmp/install.log" \
+  || { cat "$tmp/install.log"; echo "the install did not use the prebuilt addon"; exit 1; }
+PATH=$no_rust check_install "$tmp/tarball"
+installed=$(du -sb "$tmp/tarball/node_modules" | cut -f1)
+echo "node_modules: $installed bytes (seawall itself: $(du -sb "$tmp/tarball/node_modules/seawall" | cut -f1))"
+[ "$installed" -le $((10 * 1024 * 1024)) ] || { echo "node_modules is over 10 MiB"; exit 1; }
+[ -z "$(find "$tmp/tarball/node_modules/seawall" -name target -o -name '*.rlib' -o -name '*.rmeta')" ] \
+  || { echo "cargo's build output is in node_modules/seawall"; exit 1; }
+
+step "without its addon the package says in one sentence what to do"
+mv "$tmp/tarball/node_modules/seawall/seawall.linux-x64-gnu.node" "$tmp/addon.node"
+(cd "$tmp/tarball" && node -e "
+  try { require('seawall'); process.exit(1); } catch (e) {
+    const oneSentence = e.message.endsWith('.') && !/[.!?]\s+[A-Z]/.test(e.message) && !e.message.includes('\\n');
+    if (e.code !== 'ERR_SEAWALL_NO_ADDON' || !oneSentence || !e.message.includes('npm rebuild seawall')) {
+      console.error(e); process.exit(1);
+    }
+    console.log(e.message);
+  }")
+
+step "where no prebuilt addon loads, the install builds one from the tarball's sources with cargo"
+# SEAWALL_BUILD_FROM_SOURCE stands in for another platform; the workspace
+# target dir keeps this to the vendored path crates.
+(cd "$tmp/tarball" && SEAWALL_BUILD_FROM_SOURCE=1 CARGO_TARGET_DIR="$repo/target" \
+  npm rebuild seawall --foreground-scripts >"$tmp/rebuild.log" 2>&1) \
+  || { cat "$tmp/rebuild.log"; echo "building the addon from the tarball's sources failed"; exit 1; }
+grep -E '^seawall: built seawall.linux-x64-gnu.node from source in [0-9]+ s$' "$tmp/rebuild.log" \
+  || { cat "$tmp/rebuild.log"; echo "the source build did not say how long it took"; exit 1; }
+PATH=$no_rust check_install "$tmp/tarball"
+installed=$(du -sb "$tmp/tarball/node_modules" | cut -f1)
+echo "node_modules after the source build: $installed bytes"
+[ "$installed" -le $((10 * 1024 * 1024)) ] || { echo "node_modules is over 10 MiB after the source build"; exit 1; }
 
 step "the quick start of bindings-node/README.md, in the project that installed the tarball, prints what the guide says"
 python3 scripts/check-docs.py block bindings-node/README.md node-quickstart >"$tmp/tarball/quickstart.js"

@@ -40,6 +40,14 @@ step "C ABI: C99 and C++11 programs, valgrind, ASan+UBSan, multi-process"
 command -v valgrind >/dev/null || skipped+=("valgrind runs of the C tests: valgrind not installed")
 bash scripts/test-c.sh
 
+step "C package: the tarball of scripts/dist.sh unpacked to a prefix, built with pkg-config and CMake; scripts/install.sh"
+rc=0; bash scripts/test-c-dist.sh || rc=$?
+case $rc in
+  0) ;;
+  3) skipped+=("C package tests: pkg-config or cmake not installed") ;;
+  *) exit "$rc" ;;
+esac
+
 step "host: loom models of the permit and holder tables"
 bash scripts/loom-host.sh
 
@@ -75,7 +83,7 @@ build_embedded thumbv7em-none-eabihf ""
 build_embedded thumbv6m-none-eabi critical-section
 build_embedded riscv32imc-unknown-none-elf single-core
 
-step "Python package: conformance, pytest, mypy --strict, stubtest (scripts/test-python.sh)"
+step "Python package: wheel and sdist (scripts/dist.sh), auditwheel, then with no Rust on PATH conformance, pytest, mypy --strict, stubtest (scripts/test-python.sh)"
 rc=0; bash scripts/test-python.sh || rc=$?
 case $rc in
   0) ;;
@@ -83,7 +91,7 @@ case $rc in
   *) exit "$rc" ;;
 esac
 
-step "Node package: addon, declarations, tsc, conformance, node --test, npm installs, example, benchmark"
+step "Node package: addon, declarations, tsc, conformance, node --test, npm installs (the dist/ tarball with no Rust on PATH), example, benchmark"
 rc=0; bash scripts/test-node.sh || rc=$?
 case $rc in
   0) ;;

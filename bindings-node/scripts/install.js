@@ -1,16 +1,26 @@
 #!/usr/bin/env node
 'use strict';
-// `npm install` hook: build the native addon from source with cargo and put it
-// where the generated loader (../index.js) looks for it. In the seawall repository
-// the crate builds inside the workspace (shared target/ and Cargo.lock); in a
-// packed tarball it builds from vendor/ (the core and ffi crates copied there by
-// `npm pack`, see vendor.js). Needs Rust (cargo) on the machine.
+// `npm install` hook: put the native addon where the generated loader
+// (../index.js) looks for it, `seawall.<platform>.node` beside package.json.
+//   - The packed tarball carries the prebuilt addon for linux-x64-gnu (the
+//     napi-rs convention of one binary per platform): when it loads on this
+//     machine nothing is built and Rust is not needed.
+//   - Any other platform, or a prebuilt that does not load here (an older
+//     glibc), builds from vendor/ (the core, host and addon crates copied there
+//     by `npm pack`, see vendor.js) with cargo, in a temporary target folder
+//     removed afterwards, so node_modules keeps only the addon.
+//   - In the seawall repository the crate builds inside the workspace (shared
+//     target/ and Cargo.lock).
+// npm hides the output of install scripts, so a source build writes cargo's
+// progress and its own lines to the terminal (/dev/tty) when there is one.
 //
-// Environment: SEAWALL_SKIP_BUILD=1 skips the build (an addon already in place
-// is kept); CARGO_TARGET_DIR is honoured.
+// Environment: SEAWALL_SKIP_BUILD=1 skips everything (an addon already in place
+// is kept); SEAWALL_BUILD_FROM_SOURCE=1 builds even where a prebuilt addon
+// loads; CARGO_TARGET_DIR is honoured (and then kept).
 
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
+const os = require('node:os');
 const path = require('node:path');
 
 const pkg = path.resolve(__dirname, '..');
@@ -33,26 +43,29 @@ function libraryName() {
   return 'libseawall_node.so';
 }
 
-function main() {
-  const dest = path.join(pkg, `seawall.${platformArchAbi()}.node`);
-  if (process.env.SEAWALL_SKIP_BUILD === '1') {
-    console.log(`seawall: SEAWALL_SKIP_BUILD=1, not building (${fs.existsSync(dest) ? 'addon present' : 'no addon yet'})`);
-    return 0;
+/** Where the lines of a source build go: the terminal if npm hides stdout. */
+function openOutput() {
+  try {
+    return fs.openSync('/dev/tty', 'w');
+  } catch {
+    return null;
   }
-  const inRepo = fs.existsSync(path.join(pkg, '..', 'core', 'Cargo.toml')) && fs.existsSync(path.join(pkg, '..', 'Cargo.toml'));
-  const vendored = path.join(pkg, 'vendor', 'Cargo.toml');
-  let manifest;
-  let locked;
-  if (inRepo) {
-    manifest = path.join(pkg, 'Cargo.toml');
-    locked = true;
-  } else if (fs.existsSync(vendored)) {
-    manifest = path.join(pkg, 'vendor', 'bindings-node', 'Cargo.toml');
-    locked = false; // the copied lock lists the whole workspace; cargo trims it
-  } else {
-    console.error('seawall: no Rust sources to build from (neither ../core nor vendor/)');
-    return 1;
-  }
+}
+
+function say(out, line) {
+  if (out === null) console.log(line);
+  else fs.writeSync(out, `${line}\n`);
+}
+
+/** The error of loading the addon in a child process, or null when it loads. */
+function loadError(addon) {
+  const r = spawnSync(process.execPath, ['-e', `require(${JSON.stringify(addon)})`], { encoding: 'utf8' });
+  if (r.status === 0) return null;
+  const lines = (r.stderr || '').split('\n').filter((l) => /Error/.test(l));
+  return lines[0] || `exit status ${r.status}`;
+}
+
+function cargoBuild(out, manifest, locked, targetDir) {
   // The host triple, given explicitly as `napi build` does, so both builds share
   // target/<triple>/release.
   const rustc = spawnSync('rustc', ['-vV'], { encoding: 'utf8' });
@@ -60,28 +73,86 @@ function main() {
   const args = ['build', '--release', '--lib', '-p', 'seawall-node', '--manifest-path', manifest];
   if (host !== undefined) args.push('--target', host);
   if (locked) args.push('--locked');
-  console.log(`seawall: cargo ${args.join(' ')}`);
-  const r = spawnSync('cargo', args, { stdio: 'inherit', cwd: path.dirname(manifest) });
+  say(out, `seawall: cargo ${args.join(' ')}`);
+  const env = targetDir === undefined ? process.env : { ...process.env, CARGO_TARGET_DIR: targetDir };
+  const stdio = out === null ? 'inherit' : ['ignore', out, out];
+  const r = spawnSync('cargo', args, { stdio, cwd: path.dirname(manifest), env });
   if (r.error) {
-    console.error(`seawall: cannot run cargo (${r.error.message}); install Rust from https://rustup.rs and reinstall`);
-    return 1;
+    say(out, `seawall: cannot run cargo (${r.error.message}): install Rust from https://rustup.rs, then run \`npm rebuild seawall\``);
+    return null;
   }
-  if (r.status !== 0) return r.status || 1;
+  if (r.status !== 0) return null;
   const meta = spawnSync('cargo', ['metadata', '--format-version', '1', '--no-deps', '--manifest-path', manifest], {
     cwd: path.dirname(manifest),
     encoding: 'utf8',
+    env,
     maxBuffer: 64 * 1024 * 1024,
   });
   if (meta.status !== 0) {
-    console.error(meta.stderr);
-    return 1;
+    say(out, meta.stderr);
+    return null;
   }
-  const targetDir = JSON.parse(meta.stdout).target_directory;
-  const built = path.join(targetDir, ...(host !== undefined ? [host] : []), 'release', libraryName());
+  const dir = JSON.parse(meta.stdout).target_directory;
+  return path.join(dir, ...(host !== undefined ? [host] : []), 'release', libraryName());
+}
+
+function place(built, dest) {
   fs.copyFileSync(built, `${dest}.tmp`);
   fs.renameSync(`${dest}.tmp`, dest);
-  console.log(`seawall: built ${path.relative(process.cwd(), dest) || dest}`);
-  return 0;
+}
+
+function main() {
+  const dest = path.join(pkg, `seawall.${platformArchAbi()}.node`);
+  if (process.env.SEAWALL_SKIP_BUILD === '1') {
+    console.log(`seawall: SEAWALL_SKIP_BUILD=1, not building (${fs.existsSync(dest) ? 'addon present' : 'no addon yet'})`);
+    return 0;
+  }
+  const inRepo = fs.existsSync(path.join(pkg, '..', 'core', 'Cargo.toml')) && fs.existsSync(path.join(pkg, '..', 'Cargo.toml'));
+  if (inRepo) {
+    const built = cargoBuild(null, path.join(pkg, 'Cargo.toml'), true, undefined);
+    if (built === null) return 1;
+    place(built, dest);
+    console.log(`seawall: built ${path.relative(process.cwd(), dest) || dest}`);
+    return 0;
+  }
+
+  const fromSource = process.env.SEAWALL_BUILD_FROM_SOURCE === '1';
+  let why = `no prebuilt addon for ${platformArchAbi()}`;
+  if (fs.existsSync(dest) && !fromSource) {
+    const error = loadError(dest);
+    if (error === null) {
+      console.log(`seawall: using the prebuilt addon ${path.basename(dest)}`);
+      return 0;
+    }
+    why = `the prebuilt addon ${path.basename(dest)} does not load here (${error})`;
+  } else if (fromSource) {
+    why = 'SEAWALL_BUILD_FROM_SOURCE=1';
+  }
+
+  const out = openOutput();
+  const manifest = path.join(pkg, 'vendor', 'bindings-node', 'Cargo.toml');
+  if (!fs.existsSync(manifest)) {
+    say(out, `seawall: ${why} and no Rust sources to build one from (vendor/ is missing): reinstall the package from its npm tarball`);
+    return 1;
+  }
+  say(out, `seawall: ${why}: building it from source with cargo (needs Rust; a few minutes on 2 cores)`);
+  const started = process.hrtime.bigint();
+  const targetDir = process.env.CARGO_TARGET_DIR || fs.mkdtempSync(path.join(os.tmpdir(), 'seawall-cargo-'));
+  try {
+    // The copied lock lists the whole workspace; cargo trims it, so not --locked.
+    const built = cargoBuild(out, manifest, false, targetDir);
+    if (built === null) return 1;
+    place(built, dest);
+    // The release profile keeps line tables, several MB that an installed
+    // addon does not need; where `strip` is missing the addon just stays larger.
+    if (process.platform !== 'win32') spawnSync('strip', ['-S', dest], { stdio: 'ignore' });
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    say(out, `seawall: built ${path.basename(dest)} from source in ${seconds.toFixed(0)} s`);
+    return 0;
+  } finally {
+    if (!process.env.CARGO_TARGET_DIR) fs.rmSync(targetDir, { recursive: true, force: true });
+    if (out !== null) fs.closeSync(out);
+  }
 }
 
 process.exitCode = main();
