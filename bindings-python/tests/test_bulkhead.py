@@ -272,7 +272,7 @@ def test_polling_mode_still_hands_permits_over():
 
 @pytest.mark.parametrize(
     "args, kwargs, field",
-    [((0,), {}, "max_concurrent"), ((1, -1), {}, "max_queue"), ((1, 2000), {}, "max_queue"),
+    [((0,), {}, "max_concurrent"), ((1, -1), {}, "max_queue"), ((1, 32769), {}, "max_queue"),
      ((1,), {"shares": {"low": 150}}, "shares"), ((1,), {"shares": {"urgent": 10}}, "shares"),
      ((1,), {"priority": "urgent"}, "priority"), ((1,), {"queue_timeout": -1}, "queue_timeout")],
 )
