@@ -282,6 +282,21 @@ def test_invalid_bulkhead_config(args, kwargs, field):
     assert e.value.field == field
 
 
+def test_a_local_queue_holds_as_many_waiters_as_node_allows():
+    # One rule in seawall-host for both bindings: 0 ..= 32768 waiters locally.
+    assert seawall._native.QUEUE_CAPACITY == 32768
+    bh = Bulkhead(1, 32768)
+    assert bh.max_queue == 32768
+    held = bh.try_acquire()
+    tickets = [bh.enqueue() for _ in range(2000)]
+    assert (bh.active, bh.queued) == (1, 2000)
+    held.release()
+    assert [t.granted() for t in tickets[:2]] == [True, False]
+    for t in tickets:
+        t.cancel()
+    assert (bh.active, bh.queued) == (0, 0)
+
+
 def test_an_async_generator_holds_its_permit_until_it_is_exhausted_or_closed():
     # max_concurrent 1, no queue: while one generator is being iterated, a second
     # one is refused at its first step; once the first is exhausted (or closed),
