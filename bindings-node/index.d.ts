@@ -507,6 +507,13 @@ export declare function semaphoreNew(config: NativeSemaphoreConfig, shared?: str
  */
 export declare function semaphoreReclaimAbandoned(h: number): Array<number>
 
+/**
+ * Milliseconds between looks of a shared semaphore's waiters at their tickets
+ * (`seawall_host::semaphore::SHARED_WAIT_POLL`: a release in another process
+ * wakes nobody here).
+ */
+export declare function semaphoreSharedPollMs(): number
+
 /** Permits held and waiters queued now (of every process, for a shared one). */
 export declare function semaphoreSnapshot(h: number): NativeSemaphoreSnapshot
 

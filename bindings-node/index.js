@@ -874,6 +874,7 @@ module.exports.semaphoreLimits = nativeBinding.semaphoreLimits
 module.exports.semaphoreLive = nativeBinding.semaphoreLive
 module.exports.semaphoreNew = nativeBinding.semaphoreNew
 module.exports.semaphoreReclaimAbandoned = nativeBinding.semaphoreReclaimAbandoned
+module.exports.semaphoreSharedPollMs = nativeBinding.semaphoreSharedPollMs
 module.exports.semaphoreSnapshot = nativeBinding.semaphoreSnapshot
 module.exports.semaphoreUnlinkShared = nativeBinding.semaphoreUnlinkShared
 module.exports.sharedSupported = nativeBinding.sharedSupported

@@ -13,9 +13,9 @@
 // Shared bulkheads (`shared: name`, one semaphore for every process of the
 // host): a release in another process hands its permit to the oldest waiter of
 // any process, and nothing tells this one. So while this process has waiters, a
-// timer polls them (from 1 ms, doubling to 4 ms while nothing is granted; back
-// to 1 ms after a grant) and is cleared the moment the last waiter is served or
-// leaves. It is not unref'd: a waiter is work not yet done, and a process that
+// timer polls them every `semaphoreSharedPollMs()` (the host's one shared-wait
+// policy, the same in every runtime) and is cleared the moment the last waiter
+// is served or leaves. It is not unref'd: a waiter is work not yet done, and a process that
 // exited while waiting would leave its ticket in the shared queue, where a grant
 // would hold a permit until someone reclaims it.
 
@@ -38,8 +38,7 @@ const GRANTED = POLL_RESULTS.indexOf('granted');
 const PASSED_ON = CANCEL_RESULTS.indexOf('passedOn');
 const NO_TICKET = constants.absent;
 const NOT_HELD = constants.releaseNotHeld;
-const SHARED_POLL_FIRST_MS = 1;
-const SHARED_POLL_MAX_MS = 4;
+const SHARED_POLL_MS = binding.semaphoreSharedPollMs();
 const NO_SIGNAL = Object.freeze({ signal: undefined });
 const TICKET = { integer: true, max: Number.MAX_SAFE_INTEGER };
 
@@ -94,7 +93,6 @@ class Bulkhead {
     this._head = 0;
     this._live = 0;
     this._timer = undefined;
-    this._pollMs = SHARED_POLL_FIRST_MS;
     this._onTick = shared === undefined ? undefined : () => this._tick();
     this._counts = { admitted: 0, shed: 0, full: 0, queueTimeout: 0, aborted: 0 };
   }
@@ -174,8 +172,7 @@ class Bulkhead {
       this._waiters.push(w);
       this._live += 1;
       if (this._onTick !== undefined && this._timer === undefined) {
-        this._pollMs = SHARED_POLL_FIRST_MS;
-        this._timer = setTimeout(this._onTick, this._pollMs);
+        this._timer = setTimeout(this._onTick, SHARED_POLL_MS);
       }
     });
   }
@@ -192,28 +189,23 @@ class Bulkhead {
   /** Shared: look for grants made by other processes, then poll again later. */
   _tick() {
     this._timer = undefined;
-    const granted = this._drain();
-    if (this._live > 0) {
-      this._pollMs = granted ? SHARED_POLL_FIRST_MS : Math.min(this._pollMs * 2, SHARED_POLL_MAX_MS);
-      this._timer = setTimeout(this._onTick, this._pollMs);
-    }
+    this._drain();
+    if (this._live > 0) this._timer = setTimeout(this._onTick, SHARED_POLL_MS);
   }
 
   /**
    * Shared: resolve every waiter the semaphore has granted, oldest first (a
    * process's tickets are granted in the order it queued them, so the first one
-   * still waiting ends the scan). Whether any was granted.
+   * still waiting ends the scan).
    */
   _drain() {
-    let granted = false;
     for (;;) {
       const w = this._peek();
-      if (w === undefined) return granted;
+      if (w === undefined) return;
       const state = semaphorePoll(this._h, w.ticket);
-      if (state === WAITING) return granted;
+      if (state === WAITING) return;
       if (state === GRANTED) {
         this._grant(w);
-        granted = true;
       } else {
         this._finish(w);
         w.reject(new SeawallError(codes.ESHARED, `bulkhead '${this.name}': this waiter's place in the shared queue was reclaimed `

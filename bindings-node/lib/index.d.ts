@@ -349,7 +349,7 @@ export declare function retry<T>(
 export interface BulkheadOptions {
   /** Calls at once. Default 10. */
   maxConcurrent?: number;
-  /** Callers that may wait (FIFO). Default 0. */
+  /** Callers that may wait (FIFO), 0 ..= 32768 (a shared bulkhead: ≤ 1024). Default 0. */
   maxQueue?: number;
   /**
    * Longest wait for a permit (ms, > 0, any length: waits past Node's 24.8-day
@@ -366,7 +366,7 @@ export interface BulkheadOptions {
    * of them, one FIFO queue. Every process must give the same `maxConcurrent`
    * (≤ 4096), `maxQueue` (≤ 1024) and `shares` (ESHAREDMISMATCH otherwise);
    * `queueTimeoutMs` and `name` are each process's own. While this process has
-   * waiters it polls for grants made by other processes (every 1–4 ms).
+   * waiters it polls for grants made by other processes (every 2 ms, as Python does).
    */
   shared?: string;
 }

@@ -30,8 +30,7 @@ use napi::Status;
 use napi::bindgen_prelude::{Env, JsObjectValue, JsValue};
 use napi_derive::napi;
 use seawall_core::{
-    CancelOutcome, ConfigError, GiveUp, Outcome, Priority, RejectReason, Rejected,
-    SemaphoreRejected, State, TicketState,
+    ConfigError, GiveUp, Outcome, Priority, RejectReason, Rejected, SemaphoreRejected, State,
 };
 use seawall_host::breaker::Observed;
 use seawall_host::permits::PERMIT_SLOTS;
@@ -323,27 +322,6 @@ pub fn priority_of(p: u32) -> Priority {
         .ok()
         .and_then(|i| PRIORITIES.get(i).copied())
         .unwrap_or(Priority::Normal)
-}
-
-/// The poll result of a core ticket state.
-#[must_use]
-pub fn poll_code(s: TicketState) -> u32 {
-    match s {
-        TicketState::Waiting => POLL_WAITING,
-        TicketState::Granted => POLL_GRANTED,
-        TicketState::Cancelled => POLL_CANCELLED,
-        TicketState::Unknown => POLL_UNKNOWN,
-    }
-}
-
-/// The cancel result of a core cancel outcome.
-#[must_use]
-pub fn cancel_code(c: CancelOutcome) -> u32 {
-    match c {
-        CancelOutcome::Cancelled => CANCEL_CANCELLED,
-        CancelOutcome::PassedOn => CANCEL_PASSED_ON,
-        CancelOutcome::Unknown => CANCEL_UNKNOWN,
-    }
 }
 
 // ---- retry ----

@@ -1,47 +1,46 @@
 //! The permit semaphore (bulkhead with priority load shedding, DESIGN §5) as
-//! JavaScript sees it: the core's ticket / poll / cancel / release protocol, one
-//! call per step.
+//! JavaScript sees it: seawall-host's `Semaphore` (local, or shared by every
+//! process of the host), one call per step of its ticket / poll / cancel /
+//! release protocol.
 //!
-//! A semaphore lives in this process (a core `Semaphore<Q>`) or in a region
-//! shared by every process of the host (`seawall_host::semaphore::Semaphore`,
-//! whose permits and tickets are single-use ids of its holder table).
+//! # Numbers that cross the boundary
+//! * `acquire` returns `-1` (admitted: a permit is held), a ticket `≥ 0` (queued:
+//!   poll it, or cancel it), or a rejection `-(2 + reason + 2·(queued + 2¹⁶·active))`
+//!   with `reason` 0 shed, 1 full, and the occupancy that refused it.
+//! * `poll` returns 0 waiting, 1 granted (the waiter now holds a permit),
+//!   2 cancelled (or, shared, reclaimed), 3 unknown; `cancel` returns 0
+//!   cancelled, 1 passed on (a permit reached the waiter in the same instant and
+//!   went on to the next waiter or the pool), 2 unknown.
+//! * `release` gives back one permit this handle holds.
 //!
-//! `acquire`, `poll`, `cancel` and `release` return the numbers of
-//! [`crate::boundary`]; `release` gives back one permit this handle holds.
-//!
-//! Local: a ticket is the core's ticket number; permits are counted by the core
-//! alone. Shared: a ticket is the holder id's code (`crate::boundary`, exact in
-//! an `f64`); the handle keeps the ids of the permits it holds (any one
-//! of them is what a `release` gives back: they are alike) and of its tickets in
-//! the queue, so a ticket of another handle or process is `unknown` here, and
-//! dropping the handle gives back what it still holds.
-//!
-//! The local wait ring holds `Q` tickets: the smallest of 64, 512, 4 096 and
-//! 32 768 that is at least twice `max_queue` (the core needs only `max_queue ≤
-//! Q`: a waiter that gives up frees its slot at once; a release with waiters
-//! scans the first `max_queue` slots, so the spare half costs memory, not time).
-//! A shared semaphore has 1 024 (`SEMAPHORE_MAX_QUEUE`), so its `max_queue` is at
-//! most 1 024 and its `max_concurrent` at most 4 096.
+//! Local (untracked: `Semaphore::local`, whose queue ring follows the host's one
+//! rule, `seawall_host::semaphore::ring_size`): a ticket is the core's ticket
+//! number; permits are counted by the core alone. Shared: a ticket is the holder
+//! id `high · 2¹³ + slot` (30 + 13 bits, exact in an `f64`); the handle keeps
+//! the ids of the permits it holds (any one of them is what a `release` gives
+//! back: they are alike) and of its tickets in the queue, so a ticket of another
+//! handle or process is `unknown` here, and dropping the handle gives back what
+//! it still holds. A shared semaphore takes at most 1 024 waiters
+//! (`SEMAPHORE_MAX_QUEUE`) and 4 096 permits.
 
 use std::cell::RefCell;
 use std::collections::HashSet;
 
 use napi::bindgen_prelude::{Env, External};
 use napi_derive::napi;
-use seawall_core::{
-    Priority, PriorityShares, RawAdmission, RejectReason, Semaphore, SemaphoreConfig,
-    SemaphoreRejected, Ticket,
-};
+use seawall_core::{Priority, PriorityShares, RejectReason, SemaphoreConfig, SemaphoreRejected};
+use seawall_host::holders::HolderError;
 use seawall_host::semaphore::{
-    self as shared_sem, AcquireError, Acquired, Cancelled, Permit, Polled, SEMAPHORE_MAX_QUEUE,
+    AcquireError, Acquired, Cancelled, Permit, Polled, SHARED_WAIT_POLL, Semaphore, Ticket,
 };
 use seawall_host::shared::OpenOptions;
 
 use crate::boundary::{
-    ADMITTED, CANCEL_CANCELLED, CANCEL_PASSED_ON, CANCEL_UNKNOWN, POLL_GRANTED, POLL_UNKNOWN,
-    POLL_WAITING, RELEASE_NOT_HELD, Result, cancel_code, holder_code, holder_id, poll_code,
-    priority_of, semaphore_rejection, throwing,
+    ADMITTED, CANCEL_CANCELLED, CANCEL_PASSED_ON, CANCEL_UNKNOWN, POLL_CANCELLED, POLL_GRANTED,
+    POLL_UNKNOWN, POLL_WAITING, RELEASE_NOT_HELD, Result, holder_code, holder_id, priority_of,
+    semaphore_rejection, throwing,
 };
+
 use crate::convert::{config_error, count, percent, region_error};
 use crate::handles::{Token, registry};
 
@@ -81,69 +80,63 @@ pub fn semaphore_config(c: &NativeSemaphoreConfig) -> Result<SemaphoreConfig> {
     Ok(cfg)
 }
 
-/// A local semaphore, over the smallest ring that fits.
-enum Local {
-    Q64(Box<Semaphore<64>>),
-    Q512(Box<Semaphore<512>>),
-    Q4096(Box<Semaphore<4096>>),
-    Q32768(Box<Semaphore<32768>>),
+/// A semaphore and, when shared, what this handle holds of it.
+struct Sem {
+    sem: Semaphore,
+    holdings: Option<Holdings>,
 }
 
-enum Sem {
-    Local(Local),
-    Shared(Box<Shared>),
+#[allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    reason = "local tickets are u32 values handed out by acquire; garbage saturates"
+)]
+fn local_ticket(code: f64) -> u64 {
+    u64::from(code as u32)
 }
 
-macro_rules! each {
-    ($local:expr, $s:ident => $e:expr) => {
-        match $local {
-            Local::Q64($s) => $e,
-            Local::Q512($s) => $e,
-            Local::Q4096($s) => $e,
-            Local::Q32768($s) => $e,
-        }
-    };
-}
-
-/// A shared semaphore and what this handle holds of it.
-struct Shared {
-    sem: shared_sem::Semaphore,
+/// The permits and queued tickets a handle of a shared semaphore holds: the
+/// ones it gives back when dropped.
+#[derive(Default)]
+struct Holdings {
     /// Ids of the permits this handle holds (acquired, or taken by a poll).
     held: RefCell<Vec<u64>>,
     /// Ids of this handle's tickets still in the queue.
     waiting: RefCell<HashSet<u64>>,
 }
 
-impl Drop for Shared {
+impl Drop for Sem {
     /// A handle dropped while it still holds permits or waits (its process is
     /// ending, or its JS wrapper was collected) gives them back, so they do not
     /// stay taken until a reclaim.
     fn drop(&mut self) {
-        for id in self.waiting.get_mut().drain() {
-            let _ = self.sem.cancel(shared_sem::Ticket { id });
-        }
-        for id in self.held.get_mut().drain(..) {
-            let _ = self.sem.release(Permit { id });
+        if let Some(h) = &mut self.holdings {
+            for id in h.waiting.get_mut().drain() {
+                let _ = self.sem.cancel(Ticket { id });
+            }
+            for id in h.held.get_mut().drain(..) {
+                let _ = self.sem.release(Permit { id });
+            }
         }
     }
 }
 
-impl Shared {
+impl Sem {
     fn acquire(&self, p: Priority, wait: bool) -> f64 {
-        let got = if wait {
-            self.sem.acquire_or_enqueue(p)
-        } else {
-            self.sem.try_acquire(p).map(Acquired::Admitted)
-        };
-        match got {
+        match self.sem.acquire(p, wait) {
             Ok(Acquired::Admitted(permit)) => {
-                self.held.borrow_mut().push(permit.id);
+                if let Some(h) = &self.holdings {
+                    h.held.borrow_mut().push(permit.id);
+                }
                 ADMITTED
             }
-            Ok(Acquired::Queued(t)) => {
-                self.waiting.borrow_mut().insert(t.id);
-                holder_code(t.id)
-            }
+            Ok(Acquired::Queued(t)) => match &self.holdings {
+                None => t.id as f64,
+                Some(h) => {
+                    h.waiting.borrow_mut().insert(t.id);
+                    holder_code(t.id)
+                }
+            },
             Err(AcquireError::Rejected(r)) => semaphore_rejection(r),
             // Three scans of the holder table raced past every free slot (see
             // `seawall_host::semaphore::cell`); the admission was undone. To the
@@ -159,32 +152,54 @@ impl Shared {
         }
     }
 
-    fn poll(&self, code: f64) -> u32 {
-        let id = holder_id(code);
-        if !self.waiting.borrow().contains(&id) {
-            return POLL_UNKNOWN;
-        }
-        match self.sem.poll(shared_sem::Ticket { id }) {
-            Ok(Polled::Waiting) => POLL_WAITING,
-            Ok(Polled::Granted(permit)) => {
-                self.waiting.borrow_mut().remove(&id);
-                self.held.borrow_mut().push(permit.id);
-                POLL_GRANTED
-            }
-            // Taken by a reclaim that believed this process dead: nothing is held.
-            Err(_) => {
-                self.waiting.borrow_mut().remove(&id);
-                POLL_UNKNOWN
+    /// The ticket `code` names, if this handle may poll or cancel it (a shared
+    /// ticket must be one of this handle's in the queue).
+    fn ticket(&self, code: f64) -> Option<Ticket> {
+        match &self.holdings {
+            None => Some(Ticket {
+                id: local_ticket(code),
+            }),
+            Some(h) => {
+                let id = holder_id(code);
+                h.waiting.borrow().contains(&id).then_some(Ticket { id })
             }
         }
     }
 
-    fn cancel(&self, code: f64) -> u32 {
-        let id = holder_id(code);
-        if !self.waiting.borrow_mut().remove(&id) {
-            return CANCEL_UNKNOWN;
+    fn poll(&self, code: f64) -> u32 {
+        let Some(t) = self.ticket(code) else {
+            return POLL_UNKNOWN;
+        };
+        let polled = self.sem.poll(t);
+        if let Some(h) = &self.holdings {
+            match polled {
+                Ok(Polled::Waiting) => {}
+                Ok(Polled::Granted(permit)) => {
+                    h.waiting.borrow_mut().remove(&t.id);
+                    h.held.borrow_mut().push(permit.id);
+                }
+                // Taken by a reclaim that believed this process dead: nothing is held.
+                Err(_) => {
+                    h.waiting.borrow_mut().remove(&t.id);
+                }
+            }
         }
-        match self.sem.cancel(shared_sem::Ticket { id }) {
+        match polled {
+            Ok(Polled::Waiting) => POLL_WAITING,
+            Ok(Polled::Granted(_)) => POLL_GRANTED,
+            Err(HolderError::UnknownTicket) => POLL_CANCELLED,
+            Err(_) => POLL_UNKNOWN,
+        }
+    }
+
+    fn cancel(&self, code: f64) -> u32 {
+        let Some(t) = self.ticket(code) else {
+            return CANCEL_UNKNOWN;
+        };
+        if let Some(h) = &self.holdings {
+            h.waiting.borrow_mut().remove(&t.id);
+        }
+        match self.sem.cancel(t) {
             Ok(Cancelled::Cancelled) => CANCEL_CANCELLED,
             Ok(Cancelled::PassedOn) => CANCEL_PASSED_ON,
             Err(_) => CANCEL_UNKNOWN,
@@ -193,21 +208,21 @@ impl Shared {
 
     /// Give back one permit this handle holds; false when it holds none.
     fn release(&self) -> bool {
-        let Some(id) = self.held.borrow_mut().pop() else {
-            return false;
-        };
-        // An error means a reclaim (believing this process dead) released it
-        // already: either way it is given back.
-        let _ = self.sem.release(Permit { id });
-        true
+        match &self.holdings {
+            None => self.sem.release(Permit { id: 0 }).is_ok(),
+            Some(h) => {
+                let Some(id) = h.held.borrow_mut().pop() else {
+                    return false;
+                };
+                // An error means a reclaim (believing this process dead) released it
+                // already: either way it is given back.
+                let _ = self.sem.release(Permit { id });
+                true
+            }
+        }
     }
 }
 
-fn boxed<const Q: usize>(cfg: SemaphoreConfig) -> Result<Box<Semaphore<Q>>> {
-    Semaphore::<Q>::new(cfg).map(Box::new).map_err(config_error)
-}
-
-/// Occupancy at one instant.
 #[napi(object)]
 pub struct NativeSemaphoreSnapshot {
     /// Permits held (granted waiters included).
@@ -224,21 +239,6 @@ fn free(handle: f64) {
 
 fn with<R>(h: f64, f: impl FnOnce(&Sem) -> R) -> Result<R> {
     SEMAPHORES.with(|r| r.with(h, f))
-}
-
-fn local(cfg: SemaphoreConfig) -> Result<(Local, usize)> {
-    let q = cfg.max_queue.saturating_mul(2);
-    let local = if q <= 64 {
-        Local::Q64(boxed(cfg)?)
-    } else if q <= 512 {
-        Local::Q512(boxed(cfg)?)
-    } else if q <= 4096 {
-        Local::Q4096(boxed(cfg)?)
-    } else {
-        Local::Q32768(boxed(cfg)?)
-    };
-    let size = each!(&local, s => size_of_val(&**s));
-    Ok((local, size))
 }
 
 /// A semaphore with every permit free in this process, or (with `shared`) the
@@ -260,87 +260,63 @@ fn new_semaphore(
     shared: Option<String>,
 ) -> Result<External<Token>> {
     let cfg = semaphore_config(config)?;
-    let (sem, size) = match shared {
-        None => {
-            let (l, size) = local(cfg)?;
-            (Sem::Local(l), size)
-        }
-        Some(name) => {
-            let sem = shared_sem::Semaphore::open_shared(&name, &cfg, &OpenOptions::default())
-                .map_err(region_error)?;
-            let shared = Shared {
-                sem,
-                held: RefCell::new(Vec::new()),
-                waiting: RefCell::new(HashSet::new()),
-            };
-            // The mapping this small token keeps alive, so V8 collects it in time.
-            (
-                Sem::Shared(Box::new(shared)),
-                shared_sem::Semaphore::region_size(),
-            )
-        }
+    let sem = match shared {
+        None => Sem {
+            sem: Semaphore::local(&cfg).map_err(config_error)?,
+            holdings: None,
+        },
+        Some(name) => Sem {
+            sem: Semaphore::open_shared(&name, &cfg, &OpenOptions::default())
+                .map_err(region_error)?,
+            holdings: Some(Holdings::default()),
+        },
     };
+    // The memory this small token keeps alive, so V8 collects it in time.
+    let size = sem.sem.memory_size();
     let handle = SEMAPHORES.with(|r| r.insert(sem))?;
     Ok(External::new_with_size_hint(Token::new(handle, free), size))
 }
 
-/// Take a permit of semaphore `h` now, or (with `wait`) a ticket in the queue;
-/// see `crate::boundary` for the numbers taken and returned.
-pub fn semaphore_acquire(h: f64, priority: u32, wait: bool) -> Result<f64> {
-    let p = priority_of(priority);
-    with(h, |sem| match sem {
-        Sem::Local(l) => match each!(l, s => s.acquire_raw(p, wait)) {
-            Ok(RawAdmission::Admitted) => ADMITTED,
-            Ok(RawAdmission::Queued(t)) => f64::from(t.id),
-            Err(r) => semaphore_rejection(r),
-        },
-        Sem::Shared(s) => s.acquire(p, wait),
-    })
-}
-
+/// Milliseconds between looks of a shared semaphore's waiters at their tickets
+/// (`seawall_host::semaphore::SHARED_WAIT_POLL`: a release in another process
+/// wakes nobody here).
+#[napi]
 #[allow(
     clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    reason = "local tickets are u32 values handed out by acquire; garbage saturates"
+    reason = "a poll interval of a few milliseconds"
 )]
-fn local_ticket(code: f64) -> Ticket {
-    Ticket { id: code as u32 }
+pub fn semaphore_shared_poll_ms() -> u32 {
+    SHARED_WAIT_POLL.as_millis() as u32
 }
 
-fn poll_in(sem: &Sem, ticket: f64) -> u32 {
-    match sem {
-        Sem::Local(l) => poll_code(each!(l, s => s.poll(local_ticket(ticket)))),
-        Sem::Shared(s) => s.poll(ticket),
-    }
+/// Take a permit of semaphore `h` now, or (with `wait`) a ticket in the queue;
+/// see the module docs for the number returned. `priority`: 0 critical, 1 high,
+/// 2 normal, 3 low.
+pub fn semaphore_acquire(h: f64, priority: u32, wait: bool) -> Result<f64> {
+    let p = priority_of(priority);
+    with(h, |sem| sem.acquire(p, wait))
 }
 
-/// Where `ticket` stands (a poll result of `crate::boundary`).
+/// Where `ticket` stands (0 waiting, 1 granted, 2 cancelled, 3 unknown).
 pub fn semaphore_poll(h: f64, ticket: f64) -> Result<u32> {
-    with(h, |sem| poll_in(sem, ticket))
+    with(h, |sem| sem.poll(ticket))
 }
 
-/// The waiter of `ticket` leaves the queue (a cancel result of `crate::boundary`).
+/// The waiter of `ticket` leaves the queue (0 cancelled, 1 passed on, 2 unknown).
 pub fn semaphore_cancel(h: f64, ticket: f64) -> Result<u32> {
-    with(h, |sem| match sem {
-        Sem::Local(l) => cancel_code(each!(l, s => s.cancel(local_ticket(ticket)))),
-        Sem::Shared(s) => s.cancel(ticket),
-    })
+    with(h, |sem| sem.cancel(ticket))
 }
 
 /// Give a permit back (to the oldest waiter, else the pool), then poll `head`
 /// (the caller's oldest live ticket, or a negative number for none): returns its
-/// state as `semaphore_poll` does, unknown when there is no `head`, and "not
-/// held" when no permit was held (nothing changed).
+/// state as `semaphore_poll` does, 3 when there is no `head`, and -1 when no
+/// permit was held (nothing changed).
 pub fn semaphore_release(h: f64, head: f64) -> Result<i32> {
     with(h, |sem| {
-        let released = match sem {
-            Sem::Local(l) => each!(l, s => s.release()),
-            Sem::Shared(s) => s.release(),
-        };
-        if !released {
+        if !sem.release() {
             RELEASE_NOT_HELD
         } else if head >= 0.0 {
-            i32::from(poll_in(sem, head) as u8)
+            i32::from(sem.poll(head) as u8)
         } else {
             POLL_UNKNOWN.cast_signed()
         }
@@ -351,10 +327,7 @@ pub fn semaphore_release(h: f64, head: f64) -> Result<i32> {
 #[napi]
 pub fn semaphore_snapshot(h: f64) -> Result<NativeSemaphoreSnapshot> {
     with(h, |sem| {
-        let s = match sem {
-            Sem::Local(l) => each!(l, s => s.snapshot()),
-            Sem::Shared(s) => s.sem.snapshot(),
-        };
+        let s = sem.sem.snapshot();
         NativeSemaphoreSnapshot {
             active: s.active,
             queued: s.queued,
@@ -367,18 +340,8 @@ pub fn semaphore_snapshot(h: f64) -> Result<NativeSemaphoreSnapshot> {
 #[napi]
 pub fn semaphore_limits(h: f64) -> Result<Vec<u32>> {
     with(h, |sem| {
-        let limit = |p: Priority| match sem {
-            Sem::Local(l) => each!(l, s => s.limit(p)),
-            Sem::Shared(s) => s.sem.limit(p),
-        };
-        let mut v: Vec<u32> = Priority::ALL.iter().map(|p| limit(*p)).collect();
-        v.push(match sem {
-            Sem::Local(Local::Q64(_)) => 64,
-            Sem::Local(Local::Q512(_)) => 512,
-            Sem::Local(Local::Q4096(_)) => 4096,
-            Sem::Local(Local::Q32768(_)) => 32768,
-            Sem::Shared(_) => SEMAPHORE_MAX_QUEUE as u32,
-        });
+        let mut v: Vec<u32> = Priority::ALL.iter().map(|p| sem.sem.limit(*p)).collect();
+        v.push(u32::try_from(sem.sem.queue_capacity()).unwrap_or(u32::MAX));
         v
     })
 }
@@ -400,17 +363,15 @@ pub struct NativeSemaphoreHolders {
 /// Shared semaphores: the holder table's counts (null for a local semaphore).
 #[napi]
 pub fn semaphore_holders(h: f64) -> Result<Option<NativeSemaphoreHolders>> {
-    with(h, |sem| match sem {
-        Sem::Local(_) => None,
-        Sem::Shared(s) => {
-            let f = s.sem.full_snapshot();
-            Some(NativeSemaphoreHolders {
-                permits_outstanding: f.permits_outstanding as f64,
-                tickets_outstanding: f.tickets_outstanding as f64,
-                held_here: u32::try_from(s.held.borrow().len()).unwrap_or(u32::MAX),
-                waiting_here: u32::try_from(s.waiting.borrow().len()).unwrap_or(u32::MAX),
-            })
-        }
+    with(h, |sem| {
+        let h = sem.holdings.as_ref()?;
+        let f = sem.sem.full_snapshot();
+        Some(NativeSemaphoreHolders {
+            permits_outstanding: f.permits_outstanding as f64,
+            tickets_outstanding: f.tickets_outstanding as f64,
+            held_here: u32::try_from(h.held.borrow().len()).unwrap_or(u32::MAX),
+            waiting_here: u32::try_from(h.waiting.borrow().len()).unwrap_or(u32::MAX),
+        })
     })
 }
 
@@ -420,12 +381,9 @@ pub fn semaphore_holders(h: f64) -> Result<Option<NativeSemaphoreHolders>> {
 /// sharer sees the same pids (one pid namespace).
 #[napi]
 pub fn semaphore_reclaim_abandoned(h: f64) -> Result<Vec<f64>> {
-    with(h, |sem| match sem {
-        Sem::Local(_) => vec![0.0, 0.0],
-        Sem::Shared(s) => {
-            let (permits, tickets) = s.sem.reclaim_abandoned();
-            vec![permits as f64, tickets as f64]
-        }
+    with(h, |sem| {
+        let (permits, tickets) = sem.sem.reclaim_abandoned();
+        vec![permits as f64, tickets as f64]
     })
 }
 
@@ -433,10 +391,7 @@ pub fn semaphore_reclaim_abandoned(h: f64) -> Result<Vec<f64>> {
 /// to it keep theirs; the next open creates a new one.
 #[napi]
 pub fn semaphore_unlink_shared(env: Env, name: String) -> napi::Result<()> {
-    throwing(
-        env,
-        shared_sem::Semaphore::unlink_shared(&name).map_err(region_error),
-    )
+    throwing(env, Semaphore::unlink_shared(&name).map_err(region_error))
 }
 
 /// Semaphores alive in this thread.

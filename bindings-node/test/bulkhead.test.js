@@ -125,5 +125,9 @@ test('invalid bulkhead options throw EINVALIDCONFIG naming the option', () => {
   assert.throws(() => new Bulkhead({ shared: name, maxQueue: 1025 }), { code: 'EINVALIDCONFIG', field: 'maxQueue' });
   assert.throws(() => new Bulkhead({ shared: name, maxConcurrent: 4097 }), { code: 'EINVALIDCONFIG', field: 'maxConcurrent' });
   assert.equal(new Bulkhead({ maxQueue: 1025 }).maxQueue, 1025);
+  // One rule in seawall-host for both bindings: 0 ..= 32768 waiters locally.
+  assert.equal(new Bulkhead({ maxQueue: 32768 }).metrics().queueRing, 32768);
+  assert.equal(new Bulkhead({ maxQueue: 1025 }).metrics().queueRing, 4096);
+  assert.throws(() => new Bulkhead({ maxQueue: 32769 }), { code: 'EINVALIDCONFIG', field: 'maxQueue' });
   Bulkhead.unlinkShared(name);
 });

@@ -272,7 +272,7 @@ def test_polling_mode_still_hands_permits_over():
 
 @pytest.mark.parametrize(
     "args, kwargs, field",
-    [((0,), {}, "max_concurrent"), ((1, -1), {}, "max_queue"), ((1, 2000), {}, "max_queue"),
+    [((0,), {}, "max_concurrent"), ((1, -1), {}, "max_queue"), ((1, 32769), {}, "max_queue"),
      ((1,), {"shares": {"low": 150}}, "shares"), ((1,), {"shares": {"urgent": 10}}, "shares"),
      ((1,), {"priority": "urgent"}, "priority"), ((1,), {"queue_timeout": -1}, "queue_timeout")],
 )
@@ -280,6 +280,21 @@ def test_invalid_bulkhead_config(args, kwargs, field):
     with pytest.raises(seawall.SeawallConfigError) as e:
         Bulkhead(*args, **kwargs)
     assert e.value.field == field
+
+
+def test_a_local_queue_holds_as_many_waiters_as_node_allows():
+    # One rule in seawall-host for both bindings: 0 ..= 32768 waiters locally.
+    assert seawall._native.QUEUE_CAPACITY == 32768
+    bh = Bulkhead(1, 32768)
+    assert bh.max_queue == 32768
+    held = bh.try_acquire()
+    tickets = [bh.enqueue() for _ in range(2000)]
+    assert (bh.active, bh.queued) == (1, 2000)
+    held.release()
+    assert [t.granted() for t in tickets[:2]] == [True, False]
+    for t in tickets:
+        t.cancel()
+    assert (bh.active, bh.queued) == (0, 0)
 
 
 def test_an_async_generator_holds_its_permit_until_it_is_exhausted_or_closed():

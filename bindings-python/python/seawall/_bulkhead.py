@@ -64,7 +64,8 @@ class Bulkhead:
     every process of the host that opens that name (with the same
     ``max_concurrent``, ``max_queue`` and ``shares``; another configuration
     raises :class:`~seawall.SharedRegionError`) shares one set of permits and
-    one FIFO queue. ``max_concurrent`` is then at most 4096. A release in another
+    one FIFO queue, with ``max_concurrent`` at most 4096 and ``max_queue`` at most
+    1024 (a local bulkhead takes up to 32768 waiters). A release in another
     process cannot wake this one, so waiters of a shared bulkhead look at their
     place in the queue every 2 ms instead (a permit handed to them is held for
     them meanwhile). :meth:`reclaim_abandoned` gives back the permits and queue

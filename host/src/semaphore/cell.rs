@@ -230,6 +230,17 @@ impl<const Q: usize, const N: usize> SemaphoreCell<Q, N> {
         }
     }
 
+    /// Where ticket `t` stands, taking nothing: a granted ticket stays granted
+    /// until its [`poll`](Self::poll) (or a cancel passes the permit on). For a
+    /// waker that must not take a grant meant for another thread.
+    #[must_use]
+    pub fn peek(&self, t: Ticket) -> TicketState {
+        match self.holders.waiting_ticket(t.id) {
+            Ok(core) => self.sem.peek(CoreTicket { id: core }),
+            Err(_) => TicketState::Unknown,
+        }
+    }
+
     /// Ticket `t` gives up and leaves the queue at once; a permit granted to it in
     /// the same instant is passed on.
     pub fn cancel(&self, t: Ticket) -> Result<Cancelled, HolderError> {

@@ -1,0 +1,295 @@
+//! [`SemCore`]: one bulkhead's semaphore, waiter registry and counters, shared
+//! (`Arc`) by its Python object, permits, tickets and decorated functions.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use seawall_core::{Priority, RejectReason, TicketState};
+use seawall_host::semaphore::{
+    AcquireError, Acquired, Cancelled, Permit, Polled, SEMAPHORE_HOLDER_SLOTS, Semaphore, Ticket,
+};
+
+use super::waiters::{Parker, Waiters, Wake};
+use crate::errors;
+
+/// How long a blocked thread sleeps at most before it looks at Python signals
+/// (so Ctrl-C interrupts a wait) and at its ticket again.
+const SIGNAL_CHECK: Duration = Duration::from_millis(50);
+
+static GRANT: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// Counters for metrics (relaxed: statistics only).
+#[derive(Default)]
+pub(super) struct Counters {
+    pub(super) admitted: AtomicU64,
+    pub(super) shed: AtomicU64,
+    pub(super) full: AtomicU64,
+    pub(super) timeouts: AtomicU64,
+}
+
+/// Where a ticket stands, as a look finds it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Look {
+    Waiting,
+    /// Granted: the owner's look took the permit (a waker's only saw it).
+    Granted,
+    /// Not in the queue: cancelled, or (shared) taken by a reclaim that believed
+    /// this process dead. Nothing is held.
+    Gone,
+}
+
+/// What an acquire that may wait got.
+pub enum Got {
+    /// A permit is held: its id (0 for a local bulkhead).
+    Admitted(u64),
+    /// Waiting with this ticket.
+    Queued(u64),
+}
+
+/// One bulkhead; shared (`Arc`) by its Python object, permits and decorated
+/// functions.
+pub struct SemCore {
+    pub(super) sem: Semaphore,
+    waiters: Waiters,
+    pub(super) name: Option<String>,
+    pub(super) counters: Counters,
+    /// Never wake sleepers, so waiting relies on re-polling alone: always for a
+    /// shared bulkhead (a release in another process wakes nobody here), and a
+    /// test hook for a local one.
+    pub(super) poll_only: bool,
+    /// How often a waiter re-polls its ticket: `None` while every release that
+    /// can grant it happens in this process (and wakes it).
+    pub(super) poll_interval: Option<Duration>,
+}
+
+impl SemCore {
+    pub(super) fn new(
+        sem: Semaphore,
+        name: Option<String>,
+        poll_only: bool,
+        poll_interval: Option<Duration>,
+    ) -> Self {
+        Self {
+            sem,
+            waiters: Waiters::default(),
+            name,
+            counters: Counters::default(),
+            poll_only,
+            poll_interval,
+        }
+    }
+
+    /// Take a permit now, or (if `wait` and there is room) a ticket; a refusal is
+    /// `BulkheadFullError`.
+    pub fn enter(&self, py: Python<'_>, p: Priority, wait: bool) -> PyResult<Got> {
+        match self.sem.acquire(p, wait) {
+            Ok(Acquired::Admitted(permit)) => {
+                self.counters.admitted.fetch_add(1, Ordering::Relaxed);
+                Ok(Got::Admitted(permit.id))
+            }
+            Ok(Acquired::Queued(t)) => Ok(Got::Queued(t.id)),
+            Err(AcquireError::PermitsExhausted) => Err(errors::seawall(
+                py,
+                &format!(
+                    "shared bulkhead {:?}: no free slot in its holder table of {SEMAPHORE_HOLDER_SLOTS} (only scans racing many others can miss one); nothing is held, try again",
+                    self.name.as_deref().unwrap_or(""),
+                ),
+            )),
+            Err(AcquireError::Rejected(r)) => {
+                let reason = match r.reason {
+                    RejectReason::Shed => {
+                        self.counters.shed.fetch_add(1, Ordering::Relaxed);
+                        "shed"
+                    }
+                    RejectReason::Full => {
+                        self.counters.full.fetch_add(1, Ordering::Relaxed);
+                        "full"
+                    }
+                };
+                Err(errors::bulkhead_full(
+                    py,
+                    self.name.as_deref(),
+                    reason,
+                    r.active,
+                    r.queued,
+                ))
+            }
+        }
+    }
+
+    /// Give permit `id` back and wake whoever it was handed to.
+    pub fn release(&self, py: Python<'_>, id: u64) {
+        // An error means a reclaim already gave this permit back (it believed
+        // this process dead): there is nothing left to return.
+        if self.sem.release(Permit { id }).is_ok() {
+            self.wake_granted(py);
+        }
+    }
+
+    /// A waiter gives up: leave the queue (a permit granted in the same instant,
+    /// or already taken by its owner's look, goes on to the next waiter, who is
+    /// woken) and forget its registration. Called once per ticket, by its
+    /// owner, and never for a ticket whose permit was handed to a
+    /// `BulkheadPermit`.
+    pub fn abandon(&self, py: Python<'_>, t: u64) {
+        self.waiters.unregister(t);
+        match self.sem.cancel(Ticket { id: t }) {
+            Ok(Cancelled::PassedOn) => self.wake_granted(py),
+            Ok(Cancelled::Cancelled) => {}
+            // Not waiting any more: its owner's look took the grant (the permit
+            // has the ticket's id), which only that owner could, and it gives up
+            // once; or, shared, a reclaim took the ticket (then this release
+            // finds nothing either).
+            Err(_) => self.release(py, t),
+        }
+    }
+
+    /// Where ticket `t` stands, taking nothing: a waker's look, which must not
+    /// take a grant meant for another thread.
+    fn peek(&self, t: u64) -> Look {
+        match self.sem.peek(Ticket { id: t }) {
+            TicketState::Waiting => Look::Waiting,
+            TicketState::Granted => Look::Granted,
+            TicketState::Cancelled | TicketState::Unknown => Look::Gone,
+        }
+    }
+
+    /// The owner's look at ticket `t`: a grant found is taken (the owner holds
+    /// the permit with the ticket's id from now on, until it is admitted or
+    /// abandoned), so it is reported once.
+    pub(super) fn take_if_granted(&self, t: u64) -> Look {
+        match self.sem.poll(Ticket { id: t }) {
+            Ok(Polled::Waiting) => Look::Waiting,
+            Ok(Polled::Granted(_)) => Look::Granted,
+            Err(_) => Look::Gone,
+        }
+    }
+
+    /// The owner of ticket `t` looks at it: `true` once granted (it then holds
+    /// the permit), an error if the ticket is gone.
+    pub(super) fn look(&self, py: Python<'_>, t: u64) -> PyResult<bool> {
+        match self.take_if_granted(t) {
+            Look::Waiting => Ok(false),
+            Look::Granted => Ok(true),
+            Look::Gone => {
+                self.waiters.unregister(t);
+                Err(self.ticket_lost(py))
+            }
+        }
+    }
+
+    /// The permit a look took for ticket `t` goes to a `BulkheadPermit`.
+    pub(super) fn admit(&self, t: u64) {
+        self.waiters.unregister(t);
+        self.counters.admitted.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(super) fn ticket_lost(&self, py: Python<'_>) -> PyErr {
+        errors::seawall(
+            py,
+            &format!(
+                "{}: this waiter's ticket left the queue without it (a reclaim_abandoned() in another process believed this one dead); nothing is held",
+                self.name
+                    .as_deref()
+                    .map_or_else(|| "bulkhead".to_owned(), |n| format!("bulkhead {n:?}"))
+            ),
+        )
+    }
+
+    /// Register an async waiter of ticket `t` (a no-op where waiters poll).
+    pub(super) fn register_future(
+        &self,
+        py: Python<'_>,
+        t: u64,
+        event_loop: Py<PyAny>,
+        future: Py<PyAny>,
+    ) {
+        if !self.poll_only {
+            self.waiters
+                .register(t, Wake::Future { event_loop, future });
+            // A release between the enqueue and the registration found no
+            // one to wake: look once more.
+            self.wake_granted(py);
+        }
+    }
+
+    /// Wake every registered waiter whose ticket has been granted.
+    fn wake_granted(&self, py: Python<'_>) {
+        if self.poll_only {
+            return;
+        }
+        let ready = self.waiters.take_granted(|t| self.peek(t) == Look::Granted);
+        for s in ready {
+            match s.wake {
+                Wake::Thread(p) => p.unpark(),
+                Wake::Future { event_loop, future } => {
+                    let woke = GRANT
+                        .import(py, "seawall._bulkhead", "_grant")
+                        .and_then(|grant| {
+                            event_loop.call_method1(py, "call_soon_threadsafe", (grant, future))
+                        });
+                    if woke.is_err() {
+                        // Its loop is gone: nobody will take this permit, so pass it on.
+                        self.abandon(py, s.ticket);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Block this thread (GIL released) until ticket `t` is granted, `timeout`
+    /// passes (`BulkheadFullError`, reason `timeout`) or a Python signal handler
+    /// raises (e.g. `KeyboardInterrupt`): in every case but the grant the ticket
+    /// is cancelled, so no permit is held or lost.
+    pub fn wait(&self, py: Python<'_>, t: u64, timeout: Option<Duration>) -> PyResult<()> {
+        let deadline = timeout.and_then(|d| Instant::now().checked_add(d));
+        let parker = Arc::new(Parker::default());
+        if !self.poll_only {
+            self.waiters.register(t, Wake::Thread(Arc::clone(&parker)));
+        }
+        loop {
+            if self.look(py, t)? {
+                self.admit(t);
+                return Ok(());
+            }
+            let now = Instant::now();
+            let left = deadline.map_or(Duration::MAX, |d| d.saturating_duration_since(now));
+            if left.is_zero() {
+                self.abandon(py, t);
+                return Err(self.timed_out(py));
+            }
+            let mut nap = left.min(SIGNAL_CHECK);
+            if let Some(p) = self.poll_interval {
+                nap = nap.min(p);
+            }
+            py.detach(|| parker.park_timeout(nap));
+            if let Err(e) = py.check_signals() {
+                self.abandon(py, t);
+                return Err(e);
+            }
+        }
+    }
+
+    pub(super) fn timed_out(&self, py: Python<'_>) -> PyErr {
+        self.counters.timeouts.fetch_add(1, Ordering::Relaxed);
+        let s = self.sem.snapshot();
+        errors::bulkhead_full(py, self.name.as_deref(), "timeout", s.active, s.queued)
+    }
+
+    /// Acquire for a blocking caller: now, or wait up to `timeout`. Returns the
+    /// permit's id, to give to [`release`](Self::release).
+    pub fn acquire_blocking(
+        &self,
+        py: Python<'_>,
+        p: Priority,
+        timeout: Option<Duration>,
+    ) -> PyResult<u64> {
+        match self.enter(py, p, true)? {
+            Got::Admitted(id) => Ok(id),
+            Got::Queued(t) => self.wait(py, t, timeout).map(|()| t),
+        }
+    }
+}

@@ -1,0 +1,254 @@
+//! Admission and waiting: a permit now, or an arrival installed and settled in
+//! the queue (the **Admit** and **Wait** steps of the protocol, see the module
+//! docs).
+
+use super::word::{
+    CANCELLED, GRANTED, WAITING, Word, slot_generation, slot_status, slot_word, with_status,
+};
+use super::{
+    Admission, Priority, RawAdmission, RejectReason, Rejected, Semaphore, SemaphorePermit, Waiter,
+};
+use crate::sync::Ordering;
+
+impl<const Q: usize> Semaphore<Q> {
+    /// Take a permit now if one is free for `p` and nobody waits; never waits.
+    pub fn try_acquire(&self, p: Priority) -> Result<SemaphorePermit<'_, Q>, Rejected> {
+        match self.acquire_raw(p, false)? {
+            RawAdmission::Admitted => Ok(SemaphorePermit::new(self)),
+            // `wait = false` never queues.
+            RawAdmission::Queued(t) => {
+                let _ = self.cancel(t);
+                Err(self.load().rejected(RejectReason::Full))
+            }
+        }
+    }
+
+    /// Take a permit now, or a place in the queue if there is room.
+    pub fn acquire_or_wait(&self, p: Priority) -> Result<Admission<'_, Q>, Rejected> {
+        Ok(match self.acquire_raw(p, true)? {
+            RawAdmission::Admitted => Admission::Admitted(SemaphorePermit::new(self)),
+            RawAdmission::Queued(t) => Admission::Queued(Waiter::new(self, t)),
+        })
+    }
+
+    /// The plain form of [`try_acquire`](Self::try_acquire) /
+    /// [`acquire_or_wait`](Self::acquire_or_wait) for callers that hold no
+    /// borrow (FFI, bindings): each `Admitted` and each granted ticket must be
+    /// given back with exactly one [`release`](Self::release), and each `Queued`
+    /// ticket polled until granted or cancelled.
+    pub fn acquire_raw(&self, p: Priority, wait: bool) -> Result<RawAdmission, Rejected> {
+        let limit = self.limit(p);
+        let max = self.config.max_concurrent;
+        // Invariant: active ≤ max_concurrent and queued ≤ max_queue hold for every
+        // value of `state`; this CAS moves from exactly the value the checks read,
+        // so no admission or enqueue is ever based on a stale count, and an
+        // admission never overtakes a waiter still unserved (see
+        // `only_granted_waiters`).
+        let mut raw = self.state.load(Ordering::Acquire);
+        loop {
+            let w = Word::unpack(raw);
+            let next = if w.active < limit && self.only_granted_waiters(w.queued) {
+                Word {
+                    active: w.active + 1,
+                    ..w
+                }
+            } else if w.active >= limit && limit < max {
+                return Err(w.rejected(RejectReason::Shed));
+            } else if wait && self.queue_has_room(w) {
+                Word {
+                    queued: w.queued + 1,
+                    arrivals: w.arrivals.wrapping_add(1),
+                    ..w
+                }
+            } else {
+                return Err(w.rejected(RejectReason::Full));
+            };
+            #[cfg(seawall_mutant = "sem_admit_blind")]
+            {
+                // Mutant: check, then store what was computed, over whatever is there.
+                self.state.store(next.pack(), Ordering::Release);
+                return Ok(if next.active > w.active {
+                    RawAdmission::Admitted
+                } else {
+                    self.enqueue(w.arrivals)
+                });
+            }
+            #[cfg(not(seawall_mutant = "sem_admit_blind"))]
+            match self
+                .state
+                .compare_exchange(raw, next.pack(), Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) if next.active > w.active => return Ok(RawAdmission::Admitted),
+                Ok(_) => return Ok(self.enqueue(w.arrivals)),
+                Err(seen) => raw = seen,
+            }
+        }
+    }
+
+    /// Every one of the `queued` waiters of the `state` just read holds a grant
+    /// it has not acknowledged yet (so an admission overtakes nobody).
+    ///
+    /// The scan is not atomic, but each `GRANTED` slot it sees is a distinct
+    /// waiter that was counted in `queued` when seen (a slot leaves `GRANTED`
+    /// before its waiter leaves `queued`); a waiter that arrives or leaves after
+    /// the `state` read changes `state` (`arrivals` or `queued`), so the
+    /// admission CAS from that read fails. A grant made during the scan only
+    /// makes it undercount, i.e. refuse.
+    fn only_granted_waiters(&self, queued: u32) -> bool {
+        if queued == 0 {
+            return true;
+        }
+        let n = (self.config.max_queue as usize).min(Q);
+        let granted = self.slots[..n]
+            .iter()
+            .filter(|s| slot_status(s.load(Ordering::Acquire)) == GRANTED)
+            .count();
+        granted >= queued as usize
+    }
+
+    fn queue_has_room(&self, w: Word) -> bool {
+        #[cfg(seawall_mutant = "sem_queue_unbounded")]
+        {
+            // Mutant: the bound counts only installed waiters, so waiters admitted
+            // to the queue but not yet installed slip past it.
+            let installed = self
+                .slots
+                .iter()
+                .filter(|s| slot_status(s.load(Ordering::Acquire)) == WAITING)
+                .count() as u32;
+            let _ = w;
+            installed < self.config.max_queue
+        }
+        #[cfg(not(seawall_mutant = "sem_queue_unbounded"))]
+        {
+            w.queued < self.config.max_queue
+        }
+    }
+
+    /// Wait as arrival `a` (already counted in `queued`): install, then settle —
+    /// or take a permit a release left in the pool because it could not see us.
+    fn enqueue(&self, a: u32) -> RawAdmission {
+        loop {
+            let (i, v) = self.install(a);
+            if self.settle() {
+                return RawAdmission::Queued(Self::ticket(i, v));
+            }
+            // A permit is free. Withdraw from the slot first, so no release can
+            // grant it while we take the free permit; if a release granted it
+            // already, that permit is ours: acknowledge it (nobody else knows
+            // this ticket, so the acknowledgement is ours to make).
+            if let Err(seen) = self.slots[i].compare_exchange(
+                v,
+                with_status(v, CANCELLED),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                let acknowledged = self.acknowledge(&self.slots[i], seen);
+                debug_assert!(acknowledged, "only a grant moves an installed slot");
+                return RawAdmission::Admitted;
+            }
+            if self.take_free_permit() {
+                return RawAdmission::Admitted;
+            }
+            // Another waiter took it first: install again, same arrival.
+        }
+    }
+
+    /// Put `WAITING(a)` in a slot that is not in use; that slot and word.
+    fn install(&self, a: u32) -> (usize, u64) {
+        // `max_queue ≥ 1` here: a waiter was admitted to the queue.
+        let n = (self.config.max_queue as usize).min(Q);
+        let start = a as usize % n;
+        // Invariant: slots in use (`WAITING` or `GRANTED`) ≤ `queued` − 1 (this
+        // waiter is counted but not installed; a granted waiter stays counted
+        // until it acknowledges), and `queued ≤ max_queue`, so one of the first
+        // `max_queue` slots is free; a slot goes from free to `WAITING` only by
+        // this CAS, from the exact free word read, so two waiters never share one
+        // and a granted slot is never taken before its ticket is acknowledged. A
+        // pass that finds none raced other waiters that made progress meanwhile.
+        loop {
+            for k in 0..n {
+                let i = (start + k) % n;
+                let v = self.slots[i].load(Ordering::Acquire);
+                #[cfg(seawall_mutant = "sem_slot_kept")]
+                if slot_status(v) == CANCELLED {
+                    // Mutant: a cancelled waiter's slot stays taken.
+                    continue;
+                }
+                if slot_status(v) == WAITING {
+                    continue;
+                }
+                #[cfg(not(seawall_mutant = "sem_grant_frees_slot"))]
+                if slot_status(v) == GRANTED {
+                    continue;
+                }
+                let w = slot_word(a, slot_generation(v).wrapping_add(1), WAITING);
+                if self.slots[i]
+                    .compare_exchange(v, w, Ordering::AcqRel, Ordering::Acquire)
+                    .is_ok()
+                {
+                    return (i, w);
+                }
+            }
+            crate::sync::spin_loop();
+        }
+    }
+
+    /// Settle into the queue: `epoch + 1` while every permit is held (`true`);
+    /// `false` (and nothing changed) when a permit is free in the pool.
+    fn settle(&self) -> bool {
+        let max = self.config.max_concurrent;
+        // Invariant: this CAS changes `state` after this waiter's slot became
+        // `WAITING`. A release that read `state` before it sees the slot in its
+        // scan; one that read it after and found no waiter fails its CAS and scans
+        // again; one that returned a permit before it is seen here as
+        // `active < max_concurrent`. So no permit is free while a settled waiter
+        // waits.
+        let mut raw = self.state.load(Ordering::Acquire);
+        loop {
+            let w = Word::unpack(raw);
+            #[cfg(not(seawall_mutant = "sem_settle_blind"))]
+            if w.active < max {
+                return false;
+            }
+            let next = Word {
+                epoch: w.epoch.wrapping_add(1),
+                ..w
+            };
+            match self
+                .state
+                .compare_exchange(raw, next.pack(), Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => return true,
+                Err(seen) => raw = seen,
+            }
+        }
+    }
+
+    /// A withdrawn waiter takes the free permit: `active + 1, queued − 1`;
+    /// `false` when none is free any more.
+    fn take_free_permit(&self) -> bool {
+        let max = self.config.max_concurrent;
+        // Invariant: active ≤ max_concurrent; the waiter leaves `queued` exactly
+        // when it takes the permit, in one CAS.
+        let mut raw = self.state.load(Ordering::Acquire);
+        loop {
+            let w = Word::unpack(raw);
+            if w.active >= max {
+                return false;
+            }
+            let next = Word {
+                active: w.active + 1,
+                queued: w.queued.wrapping_sub(1),
+                ..w
+            };
+            match self
+                .state
+                .compare_exchange(raw, next.pack(), Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => return true,
+                Err(seen) => raw = seen,
+            }
+        }
+    }
+}

@@ -1,0 +1,101 @@
+//! Giving a permit back: to the oldest waiting arrival by one slot CAS, or to
+//! the pool (the **Release** step of the protocol, see the module docs).
+
+use super::Semaphore;
+use super::word::{GRANTED, WAITING, Word, before, slot_arrival, slot_status, with_status};
+use crate::sync::Ordering;
+
+impl<const Q: usize> Semaphore<Q> {
+    /// Give a permit back: to the oldest live waiter if there is one, else to the
+    /// pool. `false` (and nothing changed) when no permit is held.
+    pub fn release(&self) -> bool {
+        // Invariant: a grant is the slot's CAS from `WAITING`, so it reaches one
+        // waiter that has not left, once; the waiter stays in `queued` and its
+        // slot stays in use until the waiter acknowledges (`acknowledge`). The
+        // pool gets the permit only by a CAS from the `state` read before a scan
+        // that found no `WAITING` slot, so no waiter settled between the scan and
+        // the return (see `settle`).
+        loop {
+            let raw = self.state.load(Ordering::Acquire);
+            let w = Word::unpack(raw);
+            if w.active == 0 {
+                return false;
+            }
+            if w.queued > 0
+                && let Some((i, v)) = self.oldest_waiting()
+            {
+                if self.slots[i]
+                    .compare_exchange(
+                        v,
+                        with_status(v, GRANTED),
+                        Ordering::AcqRel,
+                        Ordering::Acquire,
+                    )
+                    .is_ok()
+                {
+                    #[cfg(seawall_mutant = "sem_grant_frees_slot")]
+                    // Mutant: the releaser counts the waiter out at the grant, so
+                    // its slot may be reused before the waiter has polled.
+                    self.leave_queue();
+                    return true;
+                }
+                continue;
+            }
+            #[cfg(seawall_mutant = "sem_pool_unvalidated")]
+            let raw = {
+                // Mutant: return the permit from a fresh read, blind to waiters
+                // that settled after the scan.
+                let _ = raw;
+                self.state.load(Ordering::Acquire)
+            };
+            let w = Word::unpack(raw);
+            if self.cas(
+                raw,
+                Word {
+                    active: w.active - 1,
+                    ..w
+                },
+            ) {
+                return true;
+            }
+        }
+    }
+
+    /// The `WAITING` slot with the oldest arrival, and its word.
+    fn oldest_waiting(&self) -> Option<(usize, u64)> {
+        let n = (self.config.max_queue as usize).min(Q);
+        let mut best: Option<(usize, u64)> = None;
+        for i in 0..n {
+            let v = self.slots[i].load(Ordering::Acquire);
+            if slot_status(v) != WAITING {
+                continue;
+            }
+            if best.is_none_or(|(_, b)| before(slot_arrival(v), slot_arrival(b))) {
+                best = Some((i, v));
+            }
+        }
+        best
+    }
+
+    /// A waiter left the queue (acknowledged its grant, or cancelled): `queued − 1`.
+    pub(super) fn leave_queue(&self) {
+        // Invariant: `queued` counts waiters that have not left; each leaves once,
+        // after its slot's CAS out of `WAITING` (cancel) or out of `GRANTED`
+        // (acknowledge), and this applies to the value read.
+        let mut raw = self.state.load(Ordering::Acquire);
+        loop {
+            let w = Word::unpack(raw);
+            let next = Word {
+                queued: w.queued.wrapping_sub(1),
+                ..w
+            };
+            match self
+                .state
+                .compare_exchange(raw, next.pack(), Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => return,
+                Err(seen) => raw = seen,
+            }
+        }
+    }
+}

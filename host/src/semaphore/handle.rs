@@ -1,0 +1,352 @@
+//! [`Semaphore`]: the one bulkhead handle of the C ABI and both bindings, local
+//! or shared behind the same methods.
+
+use core::ptr::NonNull;
+
+use seawall_core::{
+    CancelOutcome, ConfigError, Priority, RawAdmission, RejectReason, SemaphoreConfig,
+    SemaphoreRejected, SemaphoreSnapshot, Ticket as CoreTicket, TicketState,
+};
+
+use super::cell::{AcquireError, Acquired, Cancelled, Permit, Polled, Ticket};
+use super::region::{Cell, SEMAPHORE_MAX_QUEUE};
+use super::ring::{Ring, each};
+use crate::handle::Handle;
+use crate::holders::HolderError;
+use crate::shared::{OpenOptions, RegionError};
+
+/// Occupancy, and what callers hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Snapshot {
+    /// Permits held (granted waiters included).
+    pub active: u32,
+    /// Waiters queued.
+    pub queued: u32,
+    /// Permits callers hold (acquired, or taken by a poll).
+    pub permits_outstanding: u64,
+    /// Tickets callers hold (waiting, or granted and not yet polled).
+    pub tickets_outstanding: u64,
+}
+
+enum Store {
+    /// The core semaphore alone ([`Semaphore::local`]).
+    Untracked(Ring),
+    /// The core semaphore and its holder table, local or shared.
+    Tracked(Handle<Cell>),
+}
+
+/// A bulkhead with permits and queue tickets as plain `u64` ids, in this process
+/// or shared. Every method may be called from any number of threads at once.
+///
+/// *Tracked* semaphores ([`new`](Self::new), and every shared one) keep a holder
+/// table ([`crate::holders`]): each permit and ticket is single-use (a second
+/// release is [`HolderError::AlreadyUsed`]), names the process that holds it,
+/// and can be reclaimed when that process dies. They take up to
+/// [`SEMAPHORE_MAX_QUEUE`] waiters and [`super::SEMAPHORE_MAX_CONCURRENT`]
+/// permits. An *untracked* local semaphore ([`local`](Self::local)) is the core
+/// semaphore alone: faster, up to [`super::LOCAL_MAX_QUEUE`] waiters, for a
+/// runtime whose own objects make each permit single-use; its permits all have
+/// id 0 and a release only fails when no permit is held at all.
+pub struct Semaphore {
+    store: Store,
+}
+
+impl core::fmt::Debug for Semaphore {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match &self.store {
+            Store::Untracked(r) => f
+                .debug_struct("Semaphore")
+                .field("ring", &r.capacity())
+                .finish_non_exhaustive(),
+            Store::Tracked(h) => f.debug_tuple("Semaphore").field(h).finish(),
+        }
+    }
+}
+
+fn full(s: SemaphoreSnapshot) -> SemaphoreRejected {
+    SemaphoreRejected {
+        reason: RejectReason::Full,
+        active: s.active,
+        queued: s.queued,
+    }
+}
+
+/// An untracked ticket is the core's `u32` id; a larger id names none.
+fn core_ticket(t: Ticket) -> Option<CoreTicket> {
+    u32::try_from(t.id).ok().map(|id| CoreTicket { id })
+}
+
+impl Semaphore {
+    /// A tracked semaphore in this process's memory, or the first invalid field
+    /// (`max_concurrent` 1 ..= 4096, `max_queue` 0 ..= 1024, shares ≤ 100 %).
+    pub fn new(config: &SemaphoreConfig) -> Result<Self, ConfigError> {
+        Ok(Self {
+            store: Store::Tracked(Handle::new(config)?),
+        })
+    }
+
+    /// An untracked semaphore in this process's memory, over the queue ring
+    /// [`super::ring_size`] picks, or the first invalid field (`max_concurrent`
+    /// ≥ 1, `max_queue` 0 ..= [`super::LOCAL_MAX_QUEUE`], shares ≤ 100 %).
+    pub fn local(config: &SemaphoreConfig) -> Result<Self, ConfigError> {
+        Ok(Self {
+            store: Store::Untracked(Ring::new(config)?),
+        })
+    }
+
+    /// Create or attach the semaphore `name` shared by every process of the
+    /// host (`/dev/shm/seawall-semaphore-<name>`). Attaching changes nothing;
+    /// another configuration is [`RegionError::ConfigMismatch`].
+    pub fn open_shared(
+        name: &str,
+        config: &SemaphoreConfig,
+        options: &OpenOptions,
+    ) -> Result<Self, RegionError> {
+        Ok(Self {
+            store: Store::Tracked(Handle::open_shared(name, config, options)?),
+        })
+    }
+
+    /// Remove the shared semaphore `name` (a missing one is fine).
+    pub fn unlink_shared(name: &str) -> Result<(), RegionError> {
+        Handle::<Cell>::unlink_shared(name)
+    }
+
+    /// Bytes of caller memory [`init_in`](Self::init_in) needs.
+    #[must_use]
+    pub const fn region_size() -> usize {
+        Handle::<Cell>::region_size()
+    }
+
+    /// Alignment of caller memory for [`init_in`](Self::init_in).
+    #[must_use]
+    pub const fn region_align() -> usize {
+        Handle::<Cell>::region_align()
+    }
+
+    /// Build a semaphore in caller memory.
+    ///
+    /// # Safety
+    /// As [`crate::shared::SharedRegion::init_in`].
+    pub unsafe fn init_in(
+        mem: NonNull<u8>,
+        len: usize,
+        config: &SemaphoreConfig,
+    ) -> Result<Self, RegionError> {
+        Ok(Self {
+            // SAFETY: forwarded from the caller.
+            store: Store::Tracked(unsafe { Handle::init_in(mem, len, config) }?),
+        })
+    }
+
+    /// Attach to a semaphore [`init_in`](Self::init_in) built. Changes nothing.
+    ///
+    /// # Safety
+    /// As [`crate::shared::SharedRegion::attach`].
+    pub unsafe fn attach(mem: NonNull<u8>, len: usize) -> Result<Self, RegionError> {
+        Ok(Self {
+            // SAFETY: forwarded from the caller.
+            store: Store::Tracked(unsafe { Handle::attach(mem, len) }?),
+        })
+    }
+
+    /// Whether this handle created (and initialised) its semaphore.
+    #[must_use]
+    pub fn created(&self) -> bool {
+        match &self.store {
+            Store::Untracked(_) => true,
+            Store::Tracked(h) => h.created(),
+        }
+    }
+
+    /// Whether the semaphore lives in a shared region.
+    #[must_use]
+    pub fn is_shared(&self) -> bool {
+        matches!(&self.store, Store::Tracked(h) if h.is_shared())
+    }
+
+    /// Bytes of memory the semaphore takes (its region, for a tracked one).
+    #[must_use]
+    pub fn memory_size(&self) -> usize {
+        match &self.store {
+            Store::Untracked(r) => r.size(),
+            Store::Tracked(_) => Self::region_size(),
+        }
+    }
+
+    /// Slots of the core's wait ring: the most `max_queue` this semaphore could
+    /// have been built with.
+    #[must_use]
+    pub fn queue_capacity(&self) -> usize {
+        match &self.store {
+            Store::Untracked(r) => r.capacity(),
+            Store::Tracked(_) => SEMAPHORE_MAX_QUEUE,
+        }
+    }
+
+    /// The configuration.
+    #[must_use]
+    pub fn config(&self) -> SemaphoreConfig {
+        match &self.store {
+            Store::Untracked(r) => each!(r, s => *s.config()),
+            Store::Tracked(h) => h.config(),
+        }
+    }
+
+    /// The limit of priority `p`: `max(1, ⌊max_concurrent · share⌋)`.
+    #[must_use]
+    pub fn limit(&self, p: Priority) -> u32 {
+        match &self.store {
+            Store::Untracked(r) => r.limit(p),
+            Store::Tracked(h) => h.limit(p),
+        }
+    }
+
+    /// Permits held and waiters queued now (one atomic load).
+    #[must_use]
+    pub fn snapshot(&self) -> SemaphoreSnapshot {
+        match &self.store {
+            Store::Untracked(r) => each!(r, s => s.snapshot()),
+            Store::Tracked(h) => h.snapshot(),
+        }
+    }
+
+    /// Occupancy and outstanding holders (scans the holder table: not for the
+    /// hot path; [`snapshot`](Self::snapshot) is one load). An untracked
+    /// semaphore counts no holders: both are 0.
+    #[must_use]
+    pub fn full_snapshot(&self) -> Snapshot {
+        let s = self.snapshot();
+        let (permits_outstanding, tickets_outstanding) = match &self.store {
+            Store::Untracked(_) => (0, 0),
+            Store::Tracked(h) => h.outstanding(),
+        };
+        Snapshot {
+            active: s.active,
+            queued: s.queued,
+            permits_outstanding,
+            tickets_outstanding,
+        }
+    }
+
+    /// Release the permits and cancel the tickets of processes that no longer
+    /// exist (killed while holding or waiting; on Linux also those exited
+    /// and not reaped yet, zombies); `(permits, tickets)`. Only
+    /// correct where every sharer sees the same pids (one pid namespace). An
+    /// untracked semaphore has nothing to reclaim: `(0, 0)`.
+    #[allow(
+        clippy::must_use_candidate,
+        reason = "the counts are informative; the reclaim is the point"
+    )]
+    pub fn reclaim_abandoned(&self) -> (u64, u64) {
+        match &self.store {
+            Store::Untracked(_) => (0, 0),
+            Store::Tracked(h) => h.reclaim_dead(),
+        }
+    }
+
+    /// A permit now for priority `p`, or the rejection; never waits.
+    pub fn try_acquire(&self, p: Priority) -> Result<Permit, AcquireError> {
+        match &self.store {
+            Store::Untracked(r) => match each!(r, s => s.acquire_raw(p, false)) {
+                Ok(RawAdmission::Admitted) => Ok(Permit { id: 0 }),
+                // `wait = false` never queues; were it to, leaving is the answer.
+                Ok(RawAdmission::Queued(t)) => {
+                    let _ = each!(r, s => s.cancel(t));
+                    Err(AcquireError::Rejected(full(self.snapshot())))
+                }
+                Err(rej) => Err(AcquireError::Rejected(rej)),
+            },
+            Store::Tracked(h) => h.try_acquire(p),
+        }
+    }
+
+    /// A permit now, or a place in the queue if there is room, for priority `p`.
+    pub fn acquire_or_enqueue(&self, p: Priority) -> Result<Acquired, AcquireError> {
+        match &self.store {
+            Store::Untracked(r) => match each!(r, s => s.acquire_raw(p, true)) {
+                Ok(RawAdmission::Admitted) => Ok(Acquired::Admitted(Permit { id: 0 })),
+                Ok(RawAdmission::Queued(t)) => Ok(Acquired::Queued(Ticket {
+                    id: u64::from(t.id),
+                })),
+                Err(rej) => Err(AcquireError::Rejected(rej)),
+            },
+            Store::Tracked(h) => h.acquire_or_enqueue(p),
+        }
+    }
+
+    /// [`acquire_or_enqueue`](Self::acquire_or_enqueue) when `wait`, else
+    /// [`try_acquire`](Self::try_acquire).
+    pub fn acquire(&self, p: Priority, wait: bool) -> Result<Acquired, AcquireError> {
+        if wait {
+            self.acquire_or_enqueue(p)
+        } else {
+            self.try_acquire(p).map(Acquired::Admitted)
+        }
+    }
+
+    /// Give permit `p` back once: to the oldest waiter, or to the pool. An
+    /// untracked semaphore fails ([`HolderError::AlreadyUsed`]) only when it
+    /// holds no permit at all.
+    pub fn release(&self, p: Permit) -> Result<(), HolderError> {
+        match &self.store {
+            Store::Untracked(r) => {
+                if each!(r, s => s.release()) {
+                    Ok(())
+                } else {
+                    Err(HolderError::AlreadyUsed)
+                }
+            }
+            Store::Tracked(h) => h.release(p),
+        }
+    }
+
+    /// Where ticket `t` stands, taking nothing (a granted ticket stays granted
+    /// until its [`poll`](Self::poll)): for a waker that must not take a grant
+    /// meant for another thread.
+    #[must_use]
+    pub fn peek(&self, t: Ticket) -> TicketState {
+        match &self.store {
+            Store::Untracked(r) => {
+                core_ticket(t).map_or(TicketState::Unknown, |c| each!(r, s => s.peek(c)))
+            }
+            Store::Tracked(h) => h.peek(t),
+        }
+    }
+
+    /// Where ticket `t` stands; once granted, the caller holds the permit (the
+    /// ticket's id, for a tracked semaphore) and the ticket is used up. Not
+    /// waiting is [`HolderError::UnknownTicket`] (taken, cancelled, reclaimed);
+    /// an untracked semaphore says [`HolderError::Foreign`] for an id it never
+    /// issued.
+    pub fn poll(&self, t: Ticket) -> Result<Polled, HolderError> {
+        match &self.store {
+            Store::Untracked(r) => {
+                let c = core_ticket(t).ok_or(HolderError::Foreign)?;
+                match each!(r, s => s.poll(c)) {
+                    TicketState::Waiting => Ok(Polled::Waiting),
+                    TicketState::Granted => Ok(Polled::Granted(Permit { id: 0 })),
+                    TicketState::Cancelled => Err(HolderError::UnknownTicket),
+                    TicketState::Unknown => Err(HolderError::Foreign),
+                }
+            }
+            Store::Tracked(h) => h.poll(t),
+        }
+    }
+
+    /// Ticket `t` gives up and leaves the queue at once; a permit granted to it
+    /// in the same instant is passed on.
+    pub fn cancel(&self, t: Ticket) -> Result<Cancelled, HolderError> {
+        match &self.store {
+            Store::Untracked(r) => {
+                let c = core_ticket(t).ok_or(HolderError::UnknownTicket)?;
+                match each!(r, s => s.cancel(c)) {
+                    CancelOutcome::Cancelled => Ok(Cancelled::Cancelled),
+                    CancelOutcome::PassedOn => Ok(Cancelled::PassedOn),
+                    CancelOutcome::Unknown => Err(HolderError::UnknownTicket),
+                }
+            }
+            Store::Tracked(h) => h.cancel(t),
+        }
+    }
+}
