@@ -31,7 +31,7 @@ use core::sync::atomic::Ordering;
 use crate::sync::{AtomicU32, AtomicU64};
 use crossbeam_utils::CachePadded;
 
-use crate::permits::{PID_BITS, PID_MASK, cursor, owner_word, pid};
+use crate::owner::{claimed_by_dead_process, cursor, owner_word, pid};
 
 const FREE: u64 = 0;
 const HELD: u64 = 1;
@@ -257,16 +257,10 @@ impl<const N: usize> HolderTable<N> {
                 continue;
             }
             let g = generation(w);
-            let o = owner.load(Ordering::Acquire);
-            let pid = o & PID_MASK;
-            // Invariant: the owner word counts only if it was stored for this very
-            // generation, and the CAS below succeeds only if the slot still holds
-            // the word read, so a live claimer's slot is never taken, and against
-            // a racing release, grant or cancel exactly one of the two moves it.
-            let this_generation = o >> PID_BITS == g & ((1 << (32 - PID_BITS)) - 1);
-            #[cfg(seawall_mutant = "holder_reclaim_any_generation")]
-            let this_generation = true; // Mutant: trust a stale owner word.
-            if !this_generation || pid == 0 || alive(pid) {
+            // Invariant: the CAS below succeeds only if the slot still holds the
+            // word read, so against a racing release, grant or cancel exactly one
+            // of the two moves it (the owner check is `owner`'s).
+            if !claimed_by_dead_process(owner, g, &alive) {
                 continue;
             }
             let freed = word(g, 0, FREE);

@@ -42,6 +42,7 @@ pub mod health;
 pub mod holders;
 #[cfg(not(loom))]
 pub mod options;
+mod owner;
 pub mod permits;
 #[cfg(not(loom))]
 pub mod retry;

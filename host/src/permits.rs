@@ -39,6 +39,11 @@ use core::sync::atomic::Ordering;
 use crate::sync::{AtomicU32, AtomicU64};
 use crossbeam_utils::CachePadded;
 
+use crate::owner::{claimed_by_dead_process, cursor, owner_word, pid};
+/// Loom models only: the pid the next claims store as their owner.
+#[cfg(loom)]
+pub use crate::owner::set_claiming_pid;
+
 /// Permits that may be outstanding (admitted, not yet recorded) at once on one
 /// breaker, over all threads and processes sharing it.
 pub const PERMIT_SLOTS: usize = 4096;
@@ -47,10 +52,6 @@ const HELD: u64 = 1;
 const EPOCH_SHIFT: u32 = 1;
 const EPOCH_MASK: u64 = (1 << 30) - 1;
 const INDEX_MASK: u64 = 0xFFFF_FFFF;
-/// Owner word: low 22 bits the pid (Linux pids are below 2²²), high 10 bits the
-/// low bits of the generation it was stored for.
-pub(crate) const PID_BITS: u32 = 22;
-pub(crate) const PID_MASK: u32 = (1 << PID_BITS) - 1;
 
 /// Why a permit could not be used.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,104 +74,6 @@ pub struct PermitTable<const N: usize = PERMIT_SLOTS> {
     owners: [AtomicU32; N],
 }
 
-/// The owner word of a slot claimed in `generation` by process `pid` (the
-/// semaphore's holder table uses the same scheme).
-pub(crate) fn owner_word(generation: u32, pid: u32) -> u32 {
-    (generation << PID_BITS) | (pid & PID_MASK)
-}
-
-/// This process's id, cached: `getpid` is a system call and claims are the hot
-/// path. A `fork` child clears the cache (an atfork handler), so it never
-/// claims under its parent's pid.
-#[cfg(not(loom))]
-pub(crate) mod pid {
-    use std::sync::Once;
-    use std::sync::atomic::{AtomicU32, Ordering};
-
-    static PID: AtomicU32 = AtomicU32::new(0);
-    static HANDLER: Once = Once::new();
-
-    extern "C" fn forget_in_child() {
-        PID.store(0, Ordering::Relaxed);
-    }
-
-    pub(crate) fn current() -> u32 {
-        let p = PID.load(Ordering::Relaxed);
-        if p != 0 {
-            return p;
-        }
-        HANDLER.call_once(|| {
-            // SAFETY: registers a handler that only stores to an atomic, which is
-            // async-signal-safe as a fork child handler must be.
-            unsafe { libc::pthread_atfork(None, None, Some(forget_in_child)) };
-        });
-        let p = std::process::id();
-        PID.store(p, Ordering::Relaxed);
-        p
-    }
-
-    /// Whether process `pid` still runs: it exists (`kill(pid, 0)`; a process of
-    /// another user exists too) and, on Linux, has not already exited.
-    pub(crate) fn alive(pid: u32) -> bool {
-        let Ok(p) = libc::pid_t::try_from(pid) else {
-            return true;
-        };
-        // SAFETY: signal 0 sends nothing; it only asks whether `pid` exists.
-        let rc = unsafe { libc::kill(p, 0) };
-        let exists = rc == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH);
-        exists && !exited(pid)
-    }
-
-    /// Linux: whether `pid` has exited but its parent has not reaped it yet
-    /// (state `Z` zombie or `X` dead in `/proc/<pid>/stat`). `kill(pid, 0)` still
-    /// finds such a process, yet it will never give back what it holds. An
-    /// unreadable `/proc` (not mounted, `hidepid`) leaves the answer to `kill`.
-    #[cfg(target_os = "linux")]
-    fn exited(pid: u32) -> bool {
-        let Ok(stat) = std::fs::read(format!("/proc/{pid}/stat")) else {
-            return false;
-        };
-        // "pid (comm) state ...": comm may hold ')' and spaces, so the state is
-        // the byte after the last ')' and its space.
-        stat.iter()
-            .rposition(|&b| b == b')')
-            .and_then(|close| stat.get(close + 2))
-            .is_some_and(|&state| state == b'Z' || state == b'X')
-    }
-
-    /// Elsewhere `kill(pid, 0)` alone decides.
-    #[cfg(not(target_os = "linux"))]
-    const fn exited(_pid: u32) -> bool {
-        false
-    }
-}
-
-/// Under loom the models say which pid claims, set before the model's threads
-/// start. Thread-local: loom runs a model's threads on the test's own OS thread,
-/// and the test harness runs models in parallel on different ones.
-#[cfg(loom)]
-pub(crate) mod pid {
-    use std::cell::Cell;
-
-    std::thread_local! {
-        static PID: Cell<u32> = const { Cell::new(1) };
-    }
-
-    pub(crate) fn current() -> u32 {
-        PID.with(Cell::get)
-    }
-
-    pub(super) fn set(pid: u32) {
-        PID.with(|p| p.set(pid));
-    }
-}
-
-/// Loom models only: the pid the next claims store as their owner.
-#[cfg(loom)]
-pub fn set_claiming_pid(pid: u32) {
-    pid::set(pid);
-}
-
 fn held(generation: u32, epoch: u32) -> u64 {
     (u64::from(generation) << 32) | ((u64::from(epoch) & EPOCH_MASK) << EPOCH_SHIFT) | HELD
 }
@@ -183,47 +86,6 @@ fn generation(word: u64) -> u32 {
     (word >> 32) as u32
 }
 
-/// Where this thread looks for a free slot next: a hint only (any start is
-/// correct), spreading threads and processes over the table. One cursor serves
-/// every table of the thread (breakers' permits, semaphores' holders), so it is
-/// taken modulo the table's size.
-#[cfg(not(loom))]
-pub(crate) mod cursor {
-    use core::cell::Cell;
-
-    thread_local! {
-        static CURSOR: Cell<Option<usize>> = const { Cell::new(None) };
-    }
-
-    pub(crate) fn get(n: usize) -> usize {
-        CURSOR
-            .with(Cell::get)
-            .map_or_else(|| fresh(0, n), |c| c % n)
-    }
-
-    pub(crate) fn set(next: usize) {
-        CURSOR.with(|c| c.set(Some(next)));
-    }
-
-    /// A start index that differs between threads and processes.
-    pub(crate) fn fresh(hint: u64, n: usize) -> usize {
-        let here = CURSOR.with(|c| core::ptr::from_ref(c) as u64);
-        let pid = u64::from(std::process::id()) << 32;
-        (seawall_core::mix64(here ^ hint ^ pid) as usize) % n
-    }
-}
-
-/// Under loom every execution must be the same function of the schedule: start at 0.
-#[cfg(loom)]
-pub(crate) mod cursor {
-    pub(crate) fn get(_: usize) -> usize {
-        0
-    }
-    pub(crate) fn set(_: usize) {}
-    pub(crate) fn fresh(_: u64, _: usize) -> usize {
-        0
-    }
-}
 
 impl<const N: usize> PermitTable<N> {
     /// Write an empty table with `salt` into `slot`, in place.
@@ -323,16 +185,9 @@ impl<const N: usize> PermitTable<N> {
                 continue;
             }
             let g = generation(w);
-            let o = owner.load(Ordering::Acquire);
-            let pid = o & PID_MASK;
-            // Invariant: the owner word counts only if it was stored for this very
-            // generation, and the CAS below succeeds only if the slot still holds
-            // that generation, so a live claimer's slot is never taken; against a
-            // racing release, the CAS lets exactly one of the two free it.
-            let this_generation = o >> PID_BITS == g & ((1 << (32 - PID_BITS)) - 1);
-            #[cfg(seawall_mutant = "permit_reclaim_any_generation")]
-            let this_generation = true; // Mutant: trust a stale owner word.
-            if !this_generation || pid == 0 || alive(pid) {
+            // Invariant: against a racing release, the CAS lets exactly one of
+            // the two free the slot (the owner check is `owner`'s).
+            if !claimed_by_dead_process(owner, g, &alive) {
                 continue;
             }
             if slot
