@@ -38,10 +38,14 @@ impl Divisor {
         if self.d == 1 {
             return (n, 0);
         }
+        // For a divisor built by `new` nothing here can wrap (`q ≤ n / d`); the
+        // wrapping forms are for one read from a shared region with any `d` and
+        // `m` (DESIGN §8): then the answer is wrong, but never a panic, and
+        // callers check any index they derive from it.
         let q = ((n as u128 * self.m as u128) >> 64) as u64;
-        let r = n - q * self.d;
+        let r = n.wrapping_sub(q.wrapping_mul(self.d));
         if r >= self.d {
-            (q + 1, r - self.d)
+            (q.wrapping_add(1), r - self.d)
         } else {
             (q, r)
         }
