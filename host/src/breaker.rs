@@ -12,8 +12,8 @@ use core::ops::Deref;
 use core::ptr::NonNull;
 
 use seawall_core::{
-    BreakerConfig, BreakerMetrics, CircuitBreaker, ConfigError, CountWindow, Outcome, PermitToken,
-    Rejected, SlidingWindow, State, TimeWindow, WindowConfig,
+    BreakerConfig, BreakerMetrics, CircuitBreaker, ConfigError, Corrupt, CountWindow, Outcome,
+    PermitToken, Rejected, SlidingWindow, State, TimeWindow, WindowConfig,
 };
 
 use crate::entropy::entropy;
@@ -340,16 +340,33 @@ impl Breaker {
         with_cell!(self, c => *c.breaker.config())
     }
 
-    /// Ask to make one call at `now` (ns).
+    /// Ask to make one call at `now` (ns). A corrupted shared region rejects the
+    /// call (see [`try_acquire_checked`](Self::try_acquire_checked)).
     pub fn try_acquire(&self, now: u64) -> Result<Permit, AcquireError> {
+        self.try_acquire_checked(now).unwrap_or_else(|Corrupt| {
+            Err(AcquireError::Rejected(Rejected {
+                state: self.state(),
+                retry_after_ns: None,
+            }))
+        })
+    }
+
+    /// [`try_acquire`](Self::try_acquire), telling a corrupted shared region
+    /// apart: [`Corrupt`] when the breaker's words hold what seawall never writes
+    /// or kept changing under [`seawall_core::MAX_RETRIES`] passes (no permit is
+    /// held then).
+    pub fn try_acquire_checked(&self, now: u64) -> Result<Result<Permit, AcquireError>, Corrupt> {
         with_cell!(self, c => {
-            let token = c.breaker.acquire_token(now).map_err(AcquireError::Rejected)?;
+            let token = match c.breaker.acquire_token_checked(now)? {
+                Ok(token) => token,
+                Err(r) => return Ok(Err(AcquireError::Rejected(r))),
+            };
             let Some(id) = c.permits.claim(token.epoch) else {
                 // Give the admission back, so a half-open probe slot is not lost.
-                c.breaker.record_token(token, Outcome::Ignored, 0, now);
-                return Err(AcquireError::PermitsExhausted);
+                c.breaker.record_token_checked(token, Outcome::Ignored, 0, now)?;
+                return Ok(Err(AcquireError::PermitsExhausted));
             };
-            Ok(Permit { id, epoch: token.epoch })
+            Ok(Ok(Permit { id, epoch: token.epoch }))
         })
     }
 
@@ -362,11 +379,31 @@ impl Breaker {
         duration_ns: u64,
         now: u64,
     ) -> Result<(), PermitError> {
+        // A corrupted region has used the permit and counted the outcome in the
+        // totals by the time it is noticed: for this caller the record is done.
+        self.record_checked(permit, outcome, duration_ns, now)
+            .unwrap_or(Ok(()))
+    }
+
+    /// [`record`](Self::record), telling a corrupted shared region apart:
+    /// [`Corrupt`] when the window or the state word holds what seawall never
+    /// writes or kept changing under [`seawall_core::MAX_RETRIES`] passes. The
+    /// permit is used and the outcome is in the totals by then; the window and
+    /// the state may or may not have it.
+    pub fn record_checked(
+        &self,
+        permit: Permit,
+        outcome: Outcome,
+        duration_ns: u64,
+        now: u64,
+    ) -> Result<Result<(), PermitError>, Corrupt> {
         with_cell!(self, c => {
-            c.permits.release(permit.id, permit.epoch)?;
+            if let Err(e) = c.permits.release(permit.id, permit.epoch) {
+                return Ok(Err(e));
+            }
             let token = PermitToken { epoch: permit.epoch };
-            c.breaker.record_token(token, outcome, duration_ns, now);
-            Ok(())
+            c.breaker.record_token_checked(token, outcome, duration_ns, now)?;
+            Ok(Ok(()))
         })
     }
 
@@ -427,5 +464,13 @@ impl Breaker {
     /// (they can still be recorded, once, into the totals).
     pub fn reset(&self) {
         with_cell!(self, c => c.breaker.reset());
+    }
+
+    /// [`force_open`](Self::force_open) (`ForcedOpen`), [`disable`](Self::disable)
+    /// (`Disabled`) or [`reset`](Self::reset) (`Closed`, and any other state),
+    /// telling a corrupted shared region apart: [`Corrupt`] when the state word
+    /// kept changing under [`seawall_core::MAX_RETRIES`] passes (nothing changed).
+    pub fn set_manual_checked(&self, state: State) -> Result<(), Corrupt> {
+        with_cell!(self, c => c.breaker.set_manual_checked(state))
     }
 }
