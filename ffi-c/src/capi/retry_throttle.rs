@@ -262,7 +262,7 @@ pub unsafe extern "C" fn seawall_retry_throttle_record_success(
 ) -> seawall_status {
     guard(|| {
         // SAFETY: the caller's promise on `throttle`.
-        unsafe { handle(throttle) }?.record_success();
+        unsafe { handle(throttle) }?.record_success_checked()?;
         Ok(seawall_status::Ok)
     })
 }
@@ -284,7 +284,7 @@ pub unsafe extern "C" fn seawall_retry_throttle_record_failure(
         let t = unsafe { handle(throttle) }?;
         let o = out(out_retry_allowed, "out_retry_allowed")?;
         // SAFETY: checked non-NULL, writable per the caller.
-        unsafe { put(o, t.record_failure()) };
+        unsafe { put(o, t.record_failure_checked()?) };
         Ok(seawall_status::Ok)
     })
 }
