@@ -307,14 +307,14 @@ pub unsafe extern "C" fn seawall_retry_throttle_tokens(
         let t = unsafe { handle(throttle) }?;
         let o = out(out_milli_tokens, "out_milli_tokens")?;
         let tokens = t.milli_tokens();
+        // The decision for the very value reported; in 128 bits, since tokens read
+        // from a shared region may be any word.
+        let allows = 2 * u128::from(tokens) > u128::from(t.config().max_milli_tokens);
         // SAFETY: checked non-NULL, writable per the caller; the other NULL or
         // writable.
         unsafe {
             put(o, tokens);
-            super::put_opt(
-                out_would_allow,
-                2 * tokens > u64::from(t.config().max_milli_tokens),
-            );
+            super::put_opt(out_would_allow, allows);
         }
         Ok(seawall_status::Ok)
     })
