@@ -106,6 +106,21 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_divisor_read_from_a_shared_region_never_overflows() {
+        // `m` belongs to no `d`: `q · d` passes 2⁶⁴ (and `n − q · d` goes below 0),
+        // which a debug build would trap on. The answer is wrong but defined:
+        // with n = m = 2⁶⁴ − 1, q̂ = ⌊n·m / 2⁶⁴⌋ = 2⁶⁴ − 2, and modulo 2⁶⁴
+        // d = 3: r̂ = n − 3q̂ = 5 ≥ 3, so (q̂ + 1, 2);
+        // d = 2⁶⁴ − 1: q̂·d ≡ 2, r̂ = 2⁶⁴ − 3 < d, so (q̂, 2⁶⁴ − 3).
+        let n = u64::MAX;
+        assert_eq!(Divisor { d: 3, m: n }.div_rem(n), (u64::MAX, 2));
+        assert_eq!(
+            Divisor { d: n, m: n }.div_rem(n),
+            (u64::MAX - 1, u64::MAX - 2)
+        );
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 20_000, ..ProptestConfig::default() })]
         #[test]

@@ -351,3 +351,58 @@ impl<const N: usize> SlidingWindow for CountWindow<N> {
         minimum_calls.min(u64::from(self.size))
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    const FAIL: Sample = Sample {
+        failure: true,
+        slow: false,
+    };
+
+    /// Record `FAIL` on another thread; what it returned, or `None` when it was
+    /// still running after a second.
+    fn record_within_a_second(w: CountWindow<8>) -> Option<Result<Option<WindowCounts>, Corrupt>> {
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(w.record_gen(0, FAIL, 0, 0, || true));
+        });
+        rx.recv_timeout(Duration::from_secs(1)).ok()
+    }
+
+    #[test]
+    fn a_slot_claimed_ahead_of_the_write_position_ends_as_corrupt() {
+        // One record: tick 1, write index 1. Slot 1 then claims position 5, which
+        // `agg` will never reach: an honest slot is ahead only while a helper's
+        // commit is in flight, so re-reading used to spin here for ever.
+        let w = CountWindow::<8>::with_size(4).unwrap();
+        w.record(Sample::default());
+        w.slots[1].store(5 | WRITTEN, Ordering::Relaxed);
+        assert_eq!(record_within_a_second(w), Some(Err(Corrupt)));
+    }
+
+    #[test]
+    fn a_write_index_or_size_out_of_range_ends_as_corrupt() {
+        let w = CountWindow::<8>::with_size(4).unwrap();
+        // idx (bits 48..60 of the high half) = 6, past the size of 4.
+        w.agg.store(u128::from(6u64 << 48) << 64, Ordering::Relaxed);
+        assert_eq!(record_within_a_second(w), Some(Err(Corrupt)));
+        for size in [0, 9, u32::MAX] {
+            let mut w = CountWindow::<8>::with_size(4).unwrap();
+            w.size = size;
+            assert_eq!(record_within_a_second(w), Some(Err(Corrupt)), "size {size}");
+        }
+    }
+
+    #[test]
+    fn a_claim_evicting_more_than_the_counts_hold_ends_as_corrupt() {
+        // Empty counts at tick 0, but slot 0 holds a claim for tick 0 that evicts
+        // a failure: committing it would take the counts below zero.
+        let w = CountWindow::<8>::with_size(4).unwrap();
+        w.slots[0].store(WRITTEN | OLD_PRESENT | OLD_FAIL, Ordering::Relaxed);
+        assert_eq!(record_within_a_second(w), Some(Err(Corrupt)));
+    }
+}

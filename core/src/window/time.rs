@@ -322,3 +322,20 @@ impl<const B: usize> SlidingWindow for TimeWindow<B> {
         minimum_calls
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bucket_count_past_the_capacity_ends_as_corrupt_and_reads_stay_in_bounds() {
+        let mut w = TimeWindow::<4>::with_buckets(4, TimeWindow::<4>::MIN_BUCKET_WIDTH_NS).unwrap();
+        // 100 buckets: epoch 7 maps to slot 7 of 4.
+        w.buckets = Divisor::new(100);
+        let now = 7 * TimeWindow::<4>::MIN_BUCKET_WIDTH_NS;
+        let r = w.record_gen(0, Sample::default(), now, 0, || true);
+        assert_eq!(r, Err(Corrupt));
+        assert_eq!(w.counts_gen(0, now), WindowCounts::default());
+        assert_eq!(w.latest_gen(), None);
+    }
+}
