@@ -99,6 +99,9 @@ impl<W: SlidingWindow> CircuitBreaker<W> {
     /// Should the state word be corrupted (see
     /// [`acquire_token_checked`](Self::acquire_token_checked)), the call is
     /// rejected in the state last read.
+    // Inline, as the records are: otherwise the nested result of the checked form
+    // costs the rejected path about as much as the rejection itself.
+    #[inline]
     pub fn acquire_token(&self, now: u64) -> Result<PermitToken, Rejected> {
         self.acquire_token_checked(now).unwrap_or_else(|Corrupt| {
             Err(Rejected {
@@ -111,6 +114,7 @@ impl<W: SlidingWindow> CircuitBreaker<W> {
     /// [`acquire_token`](Self::acquire_token) for a breaker in memory others may
     /// write (a shared region): [`Corrupt`] when the state word kept changing
     /// under [`MAX_RETRIES`] passes, which no number of honest callers does.
+    #[inline]
     pub fn acquire_token_checked(
         &self,
         now: u64,
@@ -194,6 +198,9 @@ impl<W: SlidingWindow> CircuitBreaker<W> {
     /// Record how a call admitted with `token` ended: `outcome`, its duration
     /// (`duration_ns`) and the time now (`now`, ns). Each token must be recorded
     /// exactly once; a token from an earlier epoch counts in the totals only.
+    // Inline: the checked form is the same code; no call or nested result is
+    // left on the hot path of in-process callers.
+    #[inline]
     pub fn record_token(&self, token: PermitToken, outcome: Outcome, duration_ns: u64, now: u64) {
         let _ = self.record_token_checked(token, outcome, duration_ns, now);
     }

@@ -229,6 +229,9 @@ impl<const B: usize> Health<B> {
     }
 
     /// Record one call that took `latency_ns` and `failed` or not, at `now` (ns).
+    // Inline: the checked form is the same code; no call or nested result is
+    // left on the hot path of in-process callers.
+    #[inline]
     pub fn record(&self, latency_ns: u64, failed: bool, now: u64) {
         let _ = self.record_checked(latency_ns, failed, now);
     }

@@ -189,6 +189,9 @@ impl RetryBudget {
     }
 
     /// An original request starts at `now` (ns): deposit `percent_can_retry`.
+    // Inline: the checked form is the same code; no call or nested result is
+    // left on the hot path of in-process callers.
+    #[inline]
     pub fn deposit(&self, now: u64) {
         let _ = self.deposit_checked(now);
     }
@@ -226,6 +229,9 @@ impl RetryBudget {
 
     /// A retry wants to start at `now` (ns): withdraw one retry if the balance
     /// covers it, in one atomic step. `true` when the retry may go ahead.
+    // Inline: the checked form is the same code; no call or nested result is
+    // left on the hot path of in-process callers.
+    #[inline]
     pub fn try_withdraw(&self, now: u64) -> bool {
         self.try_withdraw_checked(now).unwrap_or(false)
     }

@@ -93,6 +93,9 @@ impl RetryThrottle {
     /// A call failed: take one token; `true` iff its retry is allowed (the tokens
     /// left are more than `max_tokens / 2`).
     #[must_use = "the result is the retry decision for this failure"]
+    // Inline: the checked form is the same code; no call or nested result is
+    // left on the hot path of in-process callers.
+    #[inline]
     pub fn record_failure(&self) -> bool {
         self.record_failure_checked().unwrap_or(false)
     }
@@ -107,6 +110,9 @@ impl RetryThrottle {
     }
 
     /// A call succeeded: add `token_ratio`, up to `max_tokens`.
+    // Inline: the checked form is the same code; no call or nested result is
+    // left on the hot path of in-process callers.
+    #[inline]
     pub fn record_success(&self) {
         let _ = self.record_success_checked();
     }
