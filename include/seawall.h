@@ -203,6 +203,15 @@ enum seawall_status
    * Nothing in it was read or changed.
    */
   SEAWALL_STATUS_REGION_UNTRUSTED = 21,
+  /**
+   * The structure in a shared region holds values seawall never writes (an
+   * index out of range, an invalid configuration field, a word that kept a
+   * retry loop going past its bound of 2^20 passes): another process wrote
+   * to it, or it was damaged. The call stopped without touching memory outside
+   * the region; what it had done before is unspecified (DESIGN §8). Recreate
+   * the region.
+   */
+  SEAWALL_STATUS_REGION_CORRUPT = 22,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -1286,7 +1295,9 @@ seawall_status seawall_breaker_get_config(const struct seawall_breaker *breaker,
  * in `*out_permit` (record it exactly once with `seawall_breaker_record`), or
  * `SEAWALL_STATUS_REJECTED` with the reason in `*out_rejection` when that is not
  * NULL (`*out_permit` untouched), or `SEAWALL_STATUS_PERMITS_EXHAUSTED` when
- * `SEAWALL_BREAKER_MAX_PERMITS` permits are outstanding. Lock-free, no allocation.
+ * `SEAWALL_BREAKER_MAX_PERMITS` permits are outstanding, or
+ * `SEAWALL_STATUS_REGION_CORRUPT` when a shared breaker's memory holds values
+ * seawall never writes (no permit is held then). Lock-free, no allocation.
  *
  * # Safety
  * `breaker` is NULL or a live handle; `out_permit` is NULL or writable;
@@ -1303,7 +1314,9 @@ seawall_status seawall_breaker_try_acquire(const struct seawall_breaker *breaker
  * (`now_ns`). A permit works once: a second use returns
  * `SEAWALL_STATUS_PERMIT_ALREADY_USED` and records nothing; an unknown outcome
  * or an altered / foreign permit returns `SEAWALL_STATUS_INVALID_ARGUMENT` and
- * leaves the permit usable. Lock-free, no allocation.
+ * leaves the permit usable. `SEAWALL_STATUS_REGION_CORRUPT`: a shared breaker's
+ * window or state holds values seawall never writes; the permit is used and the
+ * outcome is in the totals, the window may not have it. Lock-free, no allocation.
  *
  * # Safety
  * `breaker` is NULL or a live handle. Thread-safe; the permit may have been
@@ -1651,7 +1664,9 @@ seawall_status seawall_health_get_config(const struct seawall_health *health,
  * `SEAWALL_OUTCOME_SUCCESS` or `_FAILURE` counts (a failure as an error too);
  * `SEAWALL_OUTCOME_IGNORED` counts nowhere (DESIGN §1). An unknown outcome is
  * `SEAWALL_STATUS_INVALID_ARGUMENT`. Latencies from 2^35 ns (about 34 s) up
- * count in the top histogram bucket. Lock-free, no allocation.
+ * count in the top histogram bucket. `SEAWALL_STATUS_REGION_CORRUPT` when a
+ * shared window's memory holds values seawall never writes. Lock-free, no
+ * allocation.
  *
  * # Safety
  * `health` is NULL or a live handle. Thread-safe.

@@ -38,10 +38,14 @@ impl Divisor {
         if self.d == 1 {
             return (n, 0);
         }
+        // For a divisor built by `new` nothing here can wrap (`q ≤ n / d`); the
+        // wrapping forms are for one read from a shared region with any `d` and
+        // `m` (DESIGN §8): then the answer is wrong, but never a panic, and
+        // callers check any index they derive from it.
         let q = ((n as u128 * self.m as u128) >> 64) as u64;
-        let r = n - q * self.d;
+        let r = n.wrapping_sub(q.wrapping_mul(self.d));
         if r >= self.d {
-            (q + 1, r - self.d)
+            (q.wrapping_add(1), r - self.d)
         } else {
             (q, r)
         }
@@ -100,6 +104,21 @@ mod tests {
                 assert_eq!(v.div_rem(n), (n / d, n % d), "{n} / {d}");
             }
         }
+    }
+
+    #[test]
+    fn a_divisor_read_from_a_shared_region_never_overflows() {
+        // `m` belongs to no `d`: `q · d` passes 2⁶⁴ (and `n − q · d` goes below 0),
+        // which a debug build would trap on. The answer is wrong but defined:
+        // with n = m = 2⁶⁴ − 1, q̂ = ⌊n·m / 2⁶⁴⌋ = 2⁶⁴ − 2, and modulo 2⁶⁴
+        // d = 3: r̂ = n − 3q̂ = 5 ≥ 3, so (q̂ + 1, 2);
+        // d = 2⁶⁴ − 1: q̂·d ≡ 2, r̂ = 2⁶⁴ − 3 < d, so (q̂, 2⁶⁴ − 3).
+        let n = u64::MAX;
+        assert_eq!(Divisor { d: 3, m: n }.div_rem(n), (u64::MAX, 2));
+        assert_eq!(
+            Divisor { d: n, m: n }.div_rem(n),
+            (u64::MAX - 1, u64::MAX - 2)
+        );
     }
 
     proptest! {

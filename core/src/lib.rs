@@ -39,6 +39,7 @@
 extern crate std;
 
 mod breaker;
+mod corrupt;
 mod deadline;
 mod div;
 mod error;
@@ -58,6 +59,7 @@ pub use breaker::{
     BreakerConfig, BreakerMetrics, BreakerTotals, CircuitBreaker, MAX_CONSECUTIVE_FAILURES,
     MAX_HALF_OPEN_CALLS, MAX_OPENINGS, Permit, PermitToken, Rejected, State,
 };
+pub use corrupt::{Corrupt, MAX_RETRIES};
 pub use deadline::Deadline;
 pub use error::{ConfigError, Field, Problem};
 pub use health::{

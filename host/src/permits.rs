@@ -39,10 +39,10 @@ use core::sync::atomic::Ordering;
 use crate::sync::{AtomicU32, AtomicU64};
 use crossbeam_utils::CachePadded;
 
-use crate::owner::{claimed_by_dead_process, cursor, owner_word, pid};
 /// Loom models only: the pid the next claims store as their owner.
 #[cfg(loom)]
 pub use crate::owner::set_claiming_pid;
+use crate::owner::{claimed_by_dead_process, cursor, owner_word, pid};
 
 /// Permits that may be outstanding (admitted, not yet recorded) at once on one
 /// breaker, over all threads and processes sharing it.
@@ -85,7 +85,6 @@ fn free(generation: u32) -> u64 {
 fn generation(word: u64) -> u32 {
     (word >> 32) as u32
 }
-
 
 impl<const N: usize> PermitTable<N> {
     /// Write an empty table with `salt` into `slot`, in place.

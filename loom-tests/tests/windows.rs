@@ -9,6 +9,9 @@ use loom::thread;
 use seawall_core::{CountWindow, Sample, SlidingWindow, TimeWindow, WindowConfig};
 
 const W: u64 = 1_000_000;
+/// Every record of these models is honest, so none may find the window corrupt:
+/// a protocol bug that breaks the window's invariants shows as `Corrupt` here.
+const HONEST: &str = "a window written only by its own protocol never reads as corrupt";
 const FAIL: Sample = Sample {
     failure: true,
     slow: false,
@@ -25,13 +28,15 @@ fn bucket_rotation_loses_no_record_of_the_new_epoch() {
     model(|| {
         let w = Arc::new(TimeWindow::<1>::with_buckets(1, W).unwrap());
         for _ in 0..3 {
-            w.record(FAIL, 0);
+            assert!(w.record_gen(0, FAIL, 0, 0, || true).is_ok(), "{HONEST}");
         }
         let hs: Vec<_> = [FAIL, OK]
             .into_iter()
             .map(|s| {
                 let w = w.clone();
-                thread::spawn(move || w.record(s, W))
+                thread::spawn(move || {
+                    assert!(w.record_gen(0, s, W, 0, || true).is_ok(), "{HONEST}");
+                })
             })
             .collect();
         for h in hs {
@@ -57,14 +62,14 @@ fn count_window_generation_change_is_exact() {
         let old = {
             let w = w.clone();
             thread::spawn(move || {
-                let _ = w.record_gen(0, FAIL, 0, 0, || false);
+                assert!(w.record_gen(0, FAIL, 0, 0, || false).is_ok(), "{HONEST}");
             })
         };
         let new = {
             let w = w.clone();
             thread::spawn(move || {
-                let _ = w.record_gen(1, OK, 0, 0, || true);
-                let _ = w.record_gen(1, FAIL, 0, 0, || true);
+                assert!(w.record_gen(1, OK, 0, 0, || true).is_ok(), "{HONEST}");
+                assert!(w.record_gen(1, FAIL, 0, 0, || true).is_ok(), "{HONEST}");
             })
         };
         old.join().unwrap();
@@ -72,8 +77,8 @@ fn count_window_generation_change_is_exact() {
         let c = w.counts_gen(1, 0);
         assert_eq!((c.calls, c.failures), (2, 1));
         // Two more of generation 1 must evict exactly the two above.
-        let _ = w.record_gen(1, OK, 0, 0, || true);
-        let _ = w.record_gen(1, OK, 0, 0, || true);
+        assert!(w.record_gen(1, OK, 0, 0, || true).is_ok(), "{HONEST}");
+        assert!(w.record_gen(1, OK, 0, 0, || true).is_ok(), "{HONEST}");
         let c = w.counts_gen(1, 0);
         assert_eq!((c.calls, c.failures), (2, 0), "window of 2 after 4 records");
     });
@@ -92,7 +97,9 @@ fn count_window_claims_commit_exactly_once() {
             .into_iter()
             .map(|s| {
                 let w = w.clone();
-                thread::spawn(move || w.record(s))
+                thread::spawn(move || {
+                    assert!(w.record_gen(0, s, 0, 0, || true).is_ok(), "{HONEST}");
+                })
             })
             .collect();
         for h in hs {
@@ -101,8 +108,8 @@ fn count_window_claims_commit_exactly_once() {
         let c = w.counts();
         assert_eq!(c.calls, 2);
         assert!(c.failures <= 1);
-        w.record(OK);
-        w.record(OK);
+        assert!(w.record_gen(0, OK, 0, 0, || true).is_ok(), "{HONEST}");
+        assert!(w.record_gen(0, OK, 0, 0, || true).is_ok(), "{HONEST}");
         let c = w.counts();
         assert_eq!((c.calls, c.failures), (2, 0));
     });
@@ -116,18 +123,18 @@ fn count_window_claims_commit_exactly_once() {
 fn time_window_straggler_never_replaces_the_current_generation() {
     model(|| {
         let w = Arc::new(TimeWindow::<1>::with_buckets(1, W).unwrap());
-        let _ = w.record_gen(0, OK, W, 0, || true);
+        assert!(w.record_gen(0, OK, W, 0, || true).is_ok(), "{HONEST}");
         let old = {
             let w = w.clone();
             thread::spawn(move || {
-                let _ = w.record_gen(0, FAIL, W, 0, || false);
+                assert!(w.record_gen(0, FAIL, W, 0, || false).is_ok(), "{HONEST}");
             })
         };
         let new = {
             let w = w.clone();
             thread::spawn(move || {
-                let _ = w.record_gen(1, OK, W, 0, || true);
-                let _ = w.record_gen(1, FAIL, W, 0, || true);
+                assert!(w.record_gen(1, OK, W, 0, || true).is_ok(), "{HONEST}");
+                assert!(w.record_gen(1, FAIL, W, 0, || true).is_ok(), "{HONEST}");
             })
         };
         old.join().unwrap();

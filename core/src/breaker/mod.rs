@@ -20,6 +20,7 @@ use crossbeam_utils::CachePadded;
 
 use self::metrics::Totals;
 use self::state::{Word, next_epoch};
+use crate::corrupt::{Corrupt, MAX_RETRIES};
 use crate::error::ConfigError;
 use crate::mix::{mix64, pick};
 use crate::outcome::Outcome;
@@ -94,20 +95,44 @@ impl<W: SlidingWindow> CircuitBreaker<W> {
 
     /// [`try_acquire`](Self::try_acquire) returning a plain token, for callers that
     /// record through [`record_token`](Self::record_token) themselves.
+    ///
+    /// Should the state word be corrupted (see
+    /// [`acquire_token_checked`](Self::acquire_token_checked)), the call is
+    /// rejected in the state last read.
+    // Inline, as the records are: otherwise the nested result of the checked form
+    // costs the rejected path about as much as the rejection itself.
+    #[inline]
     pub fn acquire_token(&self, now: u64) -> Result<PermitToken, Rejected> {
+        self.acquire_token_checked(now).unwrap_or_else(|Corrupt| {
+            Err(Rejected {
+                state: self.load().state(),
+                retry_after_ns: None,
+            })
+        })
+    }
+
+    /// [`acquire_token`](Self::acquire_token) for a breaker in memory others may
+    /// write (a shared region): [`Corrupt`] when the state word kept changing
+    /// under [`MAX_RETRIES`] passes, which no number of honest callers does.
+    #[inline]
+    pub fn acquire_token_checked(
+        &self,
+        now: u64,
+    ) -> Result<Result<PermitToken, Rejected>, Corrupt> {
         let mut w = self.load();
-        loop {
+        for _ in 0..MAX_RETRIES {
             let step = match w.state() {
-                State::Closed | State::Disabled => return Ok(self.admit(w.epoch())),
-                State::ForcedOpen => return Err(self.reject(State::ForcedOpen, None)),
+                State::Closed | State::Disabled => return Ok(Ok(self.admit(w.epoch()))),
+                State::ForcedOpen => return Ok(Err(self.reject(State::ForcedOpen, None))),
                 State::Open => self.acquire_open(w, now),
                 State::HalfOpen => self.acquire_half_open(w, now),
             };
             match step {
-                Step::Done(r) => return r,
+                Step::Done(r) => return Ok(r),
                 Step::Retry(cur) => w = cur,
             }
         }
+        Err(Corrupt)
     }
 
     /// Open: reject until `open_until`; the first acquire at or after it moves to
@@ -173,7 +198,25 @@ impl<W: SlidingWindow> CircuitBreaker<W> {
     /// Record how a call admitted with `token` ended: `outcome`, its duration
     /// (`duration_ns`) and the time now (`now`, ns). Each token must be recorded
     /// exactly once; a token from an earlier epoch counts in the totals only.
+    // Inline: the checked form is the same code; no call or nested result is
+    // left on the hot path of in-process callers.
+    #[inline]
     pub fn record_token(&self, token: PermitToken, outcome: Outcome, duration_ns: u64, now: u64) {
+        let _ = self.record_token_checked(token, outcome, duration_ns, now);
+    }
+
+    /// [`record_token`](Self::record_token) for a breaker in memory others may
+    /// write (a shared region): [`Corrupt`] when the window or the state word
+    /// holds what this code never writes, or kept changing under
+    /// [`MAX_RETRIES`] passes. The totals have counted the outcome by then; the
+    /// window and the state may or may not have.
+    pub fn record_token_checked(
+        &self,
+        token: PermitToken,
+        outcome: Outcome,
+        duration_ns: u64,
+        now: u64,
+    ) -> Result<(), Corrupt> {
         let slow = outcome != Outcome::Ignored
             && self
                 .config
@@ -191,21 +234,27 @@ impl<W: SlidingWindow> CircuitBreaker<W> {
         #[cfg(not(seawall_mutant = "stale_permit"))]
         if w.epoch() != token.epoch {
             Totals::bump(&self.totals.stale);
-            return;
+            return Ok(());
         }
         match w.state() {
             State::Closed => self.record_closed(token.epoch, outcome, slow, now),
             State::HalfOpen => self.record_probe(w.epoch(), outcome, now),
             // Disabled counts in totals only; open and forced-open admit no one.
-            State::Disabled | State::Open | State::ForcedOpen => {}
+            State::Disabled | State::Open | State::ForcedOpen => Ok(()),
         }
     }
 
     /// Closed: count the outcome in the window of this epoch, then open if a rule
     /// says so. Ignored outcomes count nowhere and decide nothing.
-    fn record_closed(&self, epoch: u32, outcome: Outcome, slow: bool, now: u64) {
+    fn record_closed(
+        &self,
+        epoch: u32,
+        outcome: Outcome,
+        slow: bool,
+        now: u64,
+    ) -> Result<(), Corrupt> {
         let failure = match outcome {
-            Outcome::Ignored => return,
+            Outcome::Ignored => return Ok(()),
             Outcome::Success => false,
             Outcome::Failure => true,
         };
@@ -218,13 +267,14 @@ impl<W: SlidingWindow> CircuitBreaker<W> {
         };
         let counts = self
             .window
-            .record_gen(epoch, sample, now, self.gate, is_current);
+            .record_gen(epoch, sample, now, self.gate, is_current)?;
         if self.config.consecutive_failures.is_some() {
-            self.track_run(epoch, failure, now);
+            self.track_run(epoch, failure, now)?;
         }
         if counts.is_some_and(|c| self.rate_trips(&c)) {
-            self.trip_closed(epoch, now);
+            self.trip_closed(epoch, now)?;
         }
+        Ok(())
     }
 
     /// The rate rule of DESIGN §3.1, compared exactly.
@@ -246,15 +296,15 @@ impl<W: SlidingWindow> CircuitBreaker<W> {
 
     /// Consecutive-failure rule: a failure extends the run (opening at the limit), a
     /// success ends it.
-    fn track_run(&self, epoch: u32, failure: bool, now: u64) {
+    fn track_run(&self, epoch: u32, failure: bool, now: u64) -> Result<(), Corrupt> {
         let limit = self.config.consecutive_failures.unwrap_or(u32::MAX);
         // Invariant: the run belongs to the closed epoch it is stored with; a CAS
         // from a word of another epoch or state fails, so a stale outcome can
         // neither extend nor end the run of a newer closed period.
         let mut w = self.load();
-        loop {
+        for _ in 0..MAX_RETRIES {
             if w.state() != State::Closed || w.epoch() != epoch {
-                return;
+                return Ok(());
             }
             let run = w.run();
             let (next, opens) = if failure {
@@ -264,7 +314,7 @@ impl<W: SlidingWindow> CircuitBreaker<W> {
                     (w.with_run(run + 1), false)
                 }
             } else if run == 0 {
-                return;
+                return Ok(());
             } else {
                 (w.with_run(0), false)
             };
@@ -273,36 +323,44 @@ impl<W: SlidingWindow> CircuitBreaker<W> {
                     if opens {
                         self.bump_transitions();
                     }
-                    return;
+                    return Ok(());
                 }
                 Err(cur) => w = cur,
             }
         }
+        Err(Corrupt)
     }
 
     /// Move closed (of `epoch`) to open, unless someone already moved it on.
-    fn trip_closed(&self, epoch: u32, now: u64) {
+    fn trip_closed(&self, epoch: u32, now: u64) -> Result<(), Corrupt> {
         // Invariant: only a closed word of this very epoch may be opened, so two
         // records that both see the threshold open the breaker once.
         let mut w = self.load();
-        while w.state() == State::Closed && w.epoch() == epoch {
+        for _ in 0..MAX_RETRIES {
+            if w.state() != State::Closed || w.epoch() != epoch {
+                return Ok(());
+            }
             match self.cas(w, self.first_opening(w, now)) {
                 Ok(()) => {
                     self.bump_transitions();
-                    return;
+                    return Ok(());
                 }
                 Err(cur) => w = cur,
             }
         }
+        Err(Corrupt)
     }
 
     /// Half-open: a failed probe reopens, `half_open_success_threshold` successes
     /// close, an ignored probe frees its slot and decides nothing.
-    fn record_probe(&self, epoch: u32, outcome: Outcome, now: u64) {
+    fn record_probe(&self, epoch: u32, outcome: Outcome, now: u64) -> Result<(), Corrupt> {
         // Invariant: probe counters belong to the half-open episode of `epoch`; a CAS
         // from any other word fails and the outcome then decides nothing.
         let mut w = self.load();
-        while w.state() == State::HalfOpen && w.epoch() == epoch {
+        for _ in 0..MAX_RETRIES {
+            if w.state() != State::HalfOpen || w.epoch() != epoch {
+                return Ok(());
+            }
             let probes = w.probes().saturating_sub(1);
             let next = match outcome {
                 Outcome::Ignored => w.with_probe_counts(probes, w.successes()),
@@ -324,7 +382,7 @@ impl<W: SlidingWindow> CircuitBreaker<W> {
                 if self.cas(w, early).is_ok() {
                     self.state.store(next.0, Ordering::Release);
                     self.bump_transitions();
-                    return;
+                    return Ok(());
                 }
             }
             match self.cas(w, next) {
@@ -332,11 +390,12 @@ impl<W: SlidingWindow> CircuitBreaker<W> {
                     if next.epoch() != epoch {
                         self.bump_transitions();
                     }
-                    return;
+                    return Ok(());
                 }
                 Err(cur) => w = cur,
             }
         }
+        Err(Corrupt)
     }
 
     /// The open word that follows closed word `w`: first opening (k = 1).
@@ -374,7 +433,9 @@ impl<W: SlidingWindow> CircuitBreaker<W> {
         if c.open_jitter_factor > Ratio::ZERO {
             let spread = c.open_jitter_factor.scale(d);
             let bits = mix64(c.jitter_seed ^ u64::from(epoch));
-            d = pick(bits, d - spread, d.saturating_add(spread));
+            // `spread ≤ d` for any validated factor (≤ 1); saturating for a factor
+            // overwritten in a shared region.
+            d = pick(bits, d.saturating_sub(spread), d.saturating_add(spread));
         }
         d
     }
@@ -415,34 +476,48 @@ impl<W: SlidingWindow> CircuitBreaker<W> {
 
     /// Reject every call until [`reset`](Self::reset) (`forced_open`).
     pub fn force_open(&self) {
-        self.set_manual(State::ForcedOpen);
+        let _ = self.set_manual(State::ForcedOpen);
     }
 
     /// Admit every call and count outcomes in totals only, until
     /// [`reset`](Self::reset) (`disabled`).
     pub fn disable(&self) {
-        self.set_manual(State::Disabled);
+        let _ = self.set_manual(State::Disabled);
     }
 
     /// Back to `closed` with an empty window, a zero failure run and k = 1
     /// for the next opening. Outstanding permits become stale.
     pub fn reset(&self) {
-        self.set_manual(State::Closed);
+        let _ = self.set_manual(State::Closed);
     }
 
-    fn set_manual(&self, state: State) {
+    /// [`force_open`](Self::force_open) (`ForcedOpen`), [`disable`](Self::disable)
+    /// (`Disabled`) or [`reset`](Self::reset) (`Closed`) for a breaker in memory
+    /// others may write: [`Corrupt`] when the state word kept changing under
+    /// [`MAX_RETRIES`] passes (nothing was changed then). Any other `state` is
+    /// treated as `Closed`.
+    pub fn set_manual_checked(&self, state: State) -> Result<(), Corrupt> {
+        let state = match state {
+            State::ForcedOpen | State::Disabled => state,
+            State::Closed | State::Open | State::HalfOpen => State::Closed,
+        };
+        self.set_manual(state)
+    }
+
+    fn set_manual(&self, state: State) -> Result<(), Corrupt> {
         // Invariant: every state change is a new epoch, so permits of the old state
         // are stale; the CAS retries only if another change slipped in between.
         let mut w = self.load();
-        loop {
+        for _ in 0..MAX_RETRIES {
             match self.cas(w, Word::manual(state, next_epoch(w.epoch()))) {
                 Ok(()) => {
                     self.bump_transitions();
-                    return;
+                    return Ok(());
                 }
                 Err(cur) => w = cur,
             }
         }
+        Err(Corrupt)
     }
 
     /// A snapshot of state, window (as of `now`, ns) and totals. Reading changes

@@ -18,6 +18,7 @@ pub use histogram::{HISTOGRAM_BUCKETS, MAX_TRACKED_NS};
 
 use crossbeam_utils::CachePadded;
 
+use crate::corrupt::{Corrupt, MAX_RETRIES};
 use crate::error::{ConfigError, Field, Problem};
 use crate::ratio::{PPM, Ratio};
 use crate::sync::{AtomicU64, AtomicU128, Ordering, raise_to};
@@ -201,6 +202,9 @@ enum Bump {
     /// The word already belongs to a newer epoch (or is full): the record counts
     /// in no window.
     Dropped,
+    /// The CAS lost [`MAX_RETRIES`] races in a row: the word is being written by
+    /// something that is not this protocol.
+    Corrupt,
 }
 
 impl<const B: usize> Health<B> {
@@ -225,13 +229,40 @@ impl<const B: usize> Health<B> {
     }
 
     /// Record one call that took `latency_ns` and `failed` or not, at `now` (ns).
+    // Inline: the checked form is the same code; no call or nested result is
+    // left on the hot path of in-process callers.
+    #[inline]
     pub fn record(&self, latency_ns: u64, failed: bool, now: u64) {
-        let (epoch, _) = raise_to(&self.head, now / self.config.bucket_width_ns);
-        let slot = &self.slots[(epoch % u64::from(self.config.buckets)) as usize];
-        if Self::bump_totals(&slot.totals, epoch, failed) == Bump::Dropped {
-            return;
+        let _ = self.record_checked(latency_ns, failed, now);
+    }
+
+    /// [`record`](Self::record) for a window in memory others may write (a shared
+    /// region): [`Corrupt`] when its configuration holds what
+    /// [`new`](Self::new) never accepts (a bucket count of 0 or above `B`, a zero
+    /// bucket width) or a counter kept changing under [`MAX_RETRIES`] passes.
+    pub fn record_checked(&self, latency_ns: u64, failed: bool, now: u64) -> Result<(), Corrupt> {
+        let (width, buckets) = (self.config.bucket_width_ns, self.config.buckets);
+        if width == 0 || buckets == 0 || buckets as usize > B {
+            return Err(Corrupt);
         }
-        let _ = Self::bump_latency(&slot.latency[histogram::index(latency_ns)], epoch);
+        let (epoch, _) = raise_to(&self.head, now / width);
+        let slot = self
+            .slots
+            .get((epoch % u64::from(buckets)) as usize)
+            .ok_or(Corrupt)?;
+        match Self::bump_totals(&slot.totals, epoch, failed) {
+            Bump::Added => {}
+            Bump::Dropped => return Ok(()),
+            Bump::Corrupt => return Err(Corrupt),
+        }
+        let cell = slot
+            .latency
+            .get(histogram::index(latency_ns))
+            .ok_or(Corrupt)?;
+        match Self::bump_latency(cell, epoch) {
+            Bump::Added | Bump::Dropped => Ok(()),
+            Bump::Corrupt => Err(Corrupt),
+        }
     }
 
     /// Calls, errors, p50 / p90 / p99 and status as of `now` (ns). Reading changes
@@ -273,9 +304,10 @@ impl<const B: usize> Health<B> {
     }
 
     fn head_epoch(&self, now: u64) -> u64 {
-        self.head
-            .load(Ordering::Acquire)
-            .max(now / self.config.bucket_width_ns)
+        // A zero width never passes `new`; read from a corrupted shared region, it
+        // counts as no time passed rather than a division by zero.
+        let by_clock = now.checked_div(self.config.bucket_width_ns).unwrap_or(0);
+        self.head.load(Ordering::Acquire).max(by_clock)
     }
 
     fn live(&self, epoch: u64, head: u64) -> bool {
@@ -283,7 +315,8 @@ impl<const B: usize> Health<B> {
     }
 
     fn live_slots(&self) -> &[Slot] {
-        &self.slots[..self.config.buckets as usize]
+        // Never past `B`, even when the field was overwritten in a shared region.
+        &self.slots[..(self.config.buckets as usize).min(B)]
     }
 
     /// Calls and errors of the window ending at epoch `head`.
@@ -322,8 +355,10 @@ impl<const B: usize> Health<B> {
         // Invariant: a word's tag only moves to a newer epoch and its counts of
         // one epoch only grow, so a CAS from the value read either adds to the
         // bucket that was checked or replaces exactly the stale one that was seen.
+        // A CAS fails only when another record changed the word, so only a
+        // corrupted or hostile writer reaches the bound.
         let mut raw = cell.load(Ordering::Acquire);
-        loop {
+        for _ in 0..MAX_RETRIES {
             let tag = raw as u64;
             let counts = (raw >> 64) as u64;
             let (calls, errors) = (counts & 0xFFFF_FFFF, counts >> 32);
@@ -340,6 +375,7 @@ impl<const B: usize> Health<B> {
                 Err(seen) => raw = seen,
             }
         }
+        Bump::Corrupt
     }
 
     /// Add one latency to a tagged counter for `epoch`.
@@ -348,7 +384,7 @@ impl<const B: usize> Health<B> {
         // Invariant: as for the totals word — the tag only moves forward (in
         // serial order on 40 bits), the count of a tag only grows.
         let mut v = cell.load(Ordering::Acquire);
-        loop {
+        for _ in 0..MAX_RETRIES {
             let (seen_tag, count) = (v & TAG_MASK, v >> TAG_BITS);
             let next = if seen_tag == tag {
                 if count == COUNT_MAX {
@@ -372,6 +408,7 @@ impl<const B: usize> Health<B> {
                 Err(seen) => v = seen,
             }
         }
+        Bump::Corrupt
     }
 }
 

@@ -26,6 +26,7 @@
 
 use crossbeam_utils::CachePadded;
 
+use crate::corrupt::{Corrupt, MAX_RETRIES};
 use crate::div::Divisor;
 use crate::error::{ConfigError, Field, Problem};
 use crate::ratio::{PPM, Ratio};
@@ -188,18 +189,28 @@ impl RetryBudget {
     }
 
     /// An original request starts at `now` (ns): deposit `percent_can_retry`.
+    // Inline: the checked form is the same code; no call or nested result is
+    // left on the hot path of in-process callers.
+    #[inline]
     pub fn deposit(&self, now: u64) {
+        let _ = self.deposit_checked(now);
+    }
+
+    /// [`deposit`](Self::deposit) for a budget in memory others may write (a
+    /// shared region): [`Corrupt`] when a word kept changing under
+    /// [`MAX_RETRIES`] passes (then nothing was deposited).
+    pub fn deposit_checked(&self, now: u64) -> Result<(), Corrupt> {
         // Invariant: `head` only moves to a newer epoch (after archiving the old
         // one) or to larger counts of its epoch; a CAS from the value read commits
         // exactly one request into exactly the bucket that was read or rotated.
         let mut raw = self.head.load(Ordering::Acquire);
-        loop {
+        for _ in 0..MAX_RETRIES {
             let cur = Bucket::unpack(raw);
-            let base = self.rotated(cur, now);
+            let base = self.rotated(cur, now)?;
             if base.requests == u32::MAX {
                 // Bucket full: a deposit that cannot be counted is not made (it
                 // only ever lowers the balance, so the budget stays safe).
-                return;
+                return Ok(());
             }
             let next = Bucket {
                 requests: base.requests + 1,
@@ -209,23 +220,35 @@ impl RetryBudget {
                 .head
                 .compare_exchange(raw, next.pack(), Ordering::AcqRel, Ordering::Acquire)
             {
-                Ok(_) => return,
+                Ok(_) => return Ok(()),
                 Err(seen) => raw = seen,
             }
         }
+        Err(Corrupt)
     }
 
     /// A retry wants to start at `now` (ns): withdraw one retry if the balance
     /// covers it, in one atomic step. `true` when the retry may go ahead.
+    // Inline: the checked form is the same code; no call or nested result is
+    // left on the hot path of in-process callers.
+    #[inline]
     pub fn try_withdraw(&self, now: u64) -> bool {
+        self.try_withdraw_checked(now).unwrap_or(false)
+    }
+
+    /// [`try_withdraw`](Self::try_withdraw) for a budget in memory others may
+    /// write (a shared region): [`Corrupt`] when a word kept changing under
+    /// [`MAX_RETRIES`] passes (then nothing was withdrawn and the retry should
+    /// not go ahead).
+    pub fn try_withdraw_checked(&self, now: u64) -> Result<bool, Corrupt> {
         // Invariant: the balance is computed from the `head` value `raw` and the
         // archive slots of the epochs before it, which cannot change while `head`
         // still holds `raw`; the withdrawal commits with a CAS from `raw`, so it
         // is allowed only if the balance it checked is the balance at the commit.
         let mut raw = self.head.load(Ordering::Acquire);
-        loop {
+        for _ in 0..MAX_RETRIES {
             let cur = Bucket::unpack(raw);
-            let base = self.rotated(cur, now);
+            let base = self.rotated(cur, now)?;
             let allowed = base.retries < u32::MAX && self.balance(cur, base) >= i128::from(PPM);
             if !allowed {
                 // A refusal is exact only if `head` still holds what was checked.
@@ -246,7 +269,7 @@ impl RetryBudget {
                     }
                 };
                 if seen == raw {
-                    return false;
+                    return Ok(false);
                 }
                 raw = seen;
                 continue;
@@ -263,7 +286,7 @@ impl RetryBudget {
                 let mut seen = raw;
                 loop {
                     let b = Bucket::unpack(seen);
-                    let b = self.rotated(b, now);
+                    let b = self.rotated(b, now)?;
                     let n = Bucket {
                         retries: b.retries + 1,
                         ..b
@@ -274,7 +297,7 @@ impl RetryBudget {
                         Ordering::AcqRel,
                         Ordering::Acquire,
                     ) {
-                        Ok(_) => return true,
+                        Ok(_) => return Ok(true),
                         Err(s) => seen = s,
                     }
                 }
@@ -284,10 +307,11 @@ impl RetryBudget {
                 .head
                 .compare_exchange(raw, next.pack(), Ordering::AcqRel, Ordering::Acquire)
             {
-                Ok(_) => return true,
+                Ok(_) => return Ok(true),
                 Err(seen) => raw = seen,
             }
         }
+        Err(Corrupt)
     }
 
     /// What the budget holds as of `now` (ns). Reading changes nothing (a bucket
@@ -313,28 +337,29 @@ impl RetryBudget {
     /// The bucket a write at `now` goes into, given the head `cur`: the same one,
     /// or (after archiving `cur`) an empty one of the newer epoch. A clock behind
     /// the head counts as the head's epoch.
-    fn rotated(&self, cur: Bucket, now: u64) -> Bucket {
+    fn rotated(&self, cur: Bucket, now: u64) -> Result<Bucket, Corrupt> {
         let e = self.epoch_of(now);
         if e <= cur.epoch {
-            return cur;
+            return Ok(cur);
         }
-        self.archive_bucket(cur);
-        Bucket {
+        self.archive_bucket(cur)?;
+        Ok(Bucket {
             epoch: e,
             requests: 0,
             retries: 0,
-        }
+        })
     }
 
     /// Store `b` (a snapshot of `head`) in its archive slot unless the slot already
     /// holds the same or a later snapshot.
-    fn archive_bucket(&self, b: Bucket) {
+    fn archive_bucket(&self, b: Bucket) -> Result<(), Corrupt> {
         let slot = &self.archive[(b.epoch % BUDGET_BUCKETS as u64) as usize];
         #[cfg(seawall_mutant = "budget_blind_archive")]
         {
             // Mutant: a blind store lets a slow rotator's old snapshot overwrite
             // the final counts another rotator archived.
             slot.store(b.pack(), Ordering::Release);
+            Ok(())
         }
         #[cfg(not(seawall_mutant = "budget_blind_archive"))]
         {
@@ -342,15 +367,16 @@ impl RetryBudget {
             // holds, so once the final counts of an epoch are in, nothing older
             // replaces them.
             let mut raw = slot.load(Ordering::Acquire);
-            loop {
+            for _ in 0..MAX_RETRIES {
                 if Bucket::unpack(raw).covers(b) {
-                    return;
+                    return Ok(());
                 }
                 match slot.compare_exchange(raw, b.pack(), Ordering::AcqRel, Ordering::Acquire) {
-                    Ok(_) => return,
+                    Ok(_) => return Ok(()),
                     Err(seen) => raw = seen,
                 }
             }
+            Err(Corrupt)
         }
     }
 

@@ -8,6 +8,7 @@
 //! successes never lose an update and each failure's decision is the one its own
 //! subtraction produced.
 
+use crate::corrupt::{Corrupt, MAX_RETRIES};
 use crate::error::{ConfigError, Field, Problem};
 use crate::sync::{AtomicU64, Ordering};
 
@@ -92,50 +93,81 @@ impl RetryThrottle {
     /// A call failed: take one token; `true` iff its retry is allowed (the tokens
     /// left are more than `max_tokens / 2`).
     #[must_use = "the result is the retry decision for this failure"]
+    // Inline: the checked form is the same code; no call or nested result is
+    // left on the hot path of in-process callers.
+    #[inline]
     pub fn record_failure(&self) -> bool {
-        let after = self.update(|t| t.saturating_sub(u64::from(MILLI)));
-        // tokens > max/2, exactly: 2·tokens > max.
-        2 * after > u64::from(self.config.max_milli_tokens)
+        self.record_failure_checked().unwrap_or(false)
+    }
+
+    /// [`record_failure`](Self::record_failure) for a throttle in memory others
+    /// may write (a shared region): [`Corrupt`] when the tokens kept changing
+    /// under [`MAX_RETRIES`] passes (then nothing was taken and the retry should
+    /// not go ahead).
+    pub fn record_failure_checked(&self) -> Result<bool, Corrupt> {
+        let after = self.update(|t| t.saturating_sub(u64::from(MILLI)))?;
+        Ok(self.allows(after))
     }
 
     /// A call succeeded: add `token_ratio`, up to `max_tokens`.
+    // Inline: the checked form is the same code; no call or nested result is
+    // left on the hot path of in-process callers.
+    #[inline]
     pub fn record_success(&self) {
+        let _ = self.record_success_checked();
+    }
+
+    /// [`record_success`](Self::record_success) for a throttle in memory others
+    /// may write: [`Corrupt`] as for
+    /// [`record_failure_checked`](Self::record_failure_checked).
+    pub fn record_success_checked(&self) -> Result<(), Corrupt> {
         let max = u64::from(self.config.max_milli_tokens);
         let ratio = u64::from(self.config.token_ratio_milli);
-        self.update(|t| (t + ratio).min(max));
+        // Saturating: tokens read from a shared region may be any word.
+        self.update(|t| t.saturating_add(ratio).min(max))
+            .map(|_| ())
     }
 
     /// Whether a retry would be allowed now without recording anything (tokens >
     /// `max_tokens / 2`).
     #[must_use]
     pub fn would_allow(&self) -> bool {
-        2 * self.milli_tokens() > u64::from(self.config.max_milli_tokens)
+        self.allows(self.milli_tokens())
+    }
+
+    /// `tokens > max / 2`, exactly: `2·tokens > max` (in 128 bits, since tokens
+    /// read from a shared region may be any word).
+    fn allows(&self, tokens: u64) -> bool {
+        2 * u128::from(tokens) > u128::from(self.config.max_milli_tokens)
     }
 
     /// Apply `f` atomically; returns the value it stored.
-    fn update(&self, f: impl Fn(u64) -> u64) -> u64 {
+    fn update(&self, f: impl Fn(u64) -> u64) -> Result<u64, Corrupt> {
         #[cfg(seawall_mutant = "throttle_lost_update")]
         {
             // Mutant: read-modify-write as two steps loses a racing update.
             let next = f(self.tokens.load(Ordering::Acquire));
             self.tokens.store(next, Ordering::Release);
-            next
+            Ok(next)
         }
         #[cfg(not(seawall_mutant = "throttle_lost_update"))]
         {
             // Invariant: tokens stay in [0, max] because `f` clamps, and each
             // update applies to exactly the value it read (the CAS fails otherwise).
+            // A CAS fails only when another update changed the tokens, so only a
+            // corrupted or hostile writer reaches the bound.
             let mut cur = self.tokens.load(Ordering::Acquire);
-            loop {
+            for _ in 0..MAX_RETRIES {
                 let next = f(cur);
                 match self
                     .tokens
                     .compare_exchange(cur, next, Ordering::AcqRel, Ordering::Acquire)
                 {
-                    Ok(_) => return next,
+                    Ok(_) => return Ok(next),
                     Err(seen) => cur = seen,
                 }
             }
+            Err(Corrupt)
         }
     }
 }

@@ -24,6 +24,7 @@
 use crossbeam_utils::CachePadded;
 
 use super::{Sample, SlidingWindow, WindowConfig, WindowCounts};
+use crate::corrupt::{Corrupt, MAX_RETRIES};
 use crate::error::{ConfigError, Field, Problem};
 use crate::sync::{AtomicU64, AtomicU128, Ordering};
 
@@ -141,7 +142,9 @@ impl<const N: usize> CountWindow<N> {
         self.counts_gen(0, 0)
     }
 
-    fn commit(&self, a: Agg, claim: u64) -> Agg {
+    /// The `agg` that commits `claim` at position `a`. Corrupt when the claim
+    /// evicts an outcome the counts do not hold (never, for words this code wrote).
+    fn commit(&self, a: Agg, claim: u64) -> Result<Agg, Corrupt> {
         let mine = sample_counts(claim & MINE_FAIL != 0, claim & MINE_SLOW != 0);
         let old = if claim & OLD_PRESENT == 0 {
             [0; 4]
@@ -156,15 +159,26 @@ impl<const N: usize> CountWindow<N> {
         let mut counts = a.counts;
         for i in 0..4 {
             // Never below zero: `old` was added by the commit one lap earlier; and
-            // subtracting first keeps a full window of 4 095 within range.
-            counts[i] = counts[i] - old[i] + mine[i];
+            // subtracting first keeps a full window of 4 095 within range (the
+            // 12-bit fields hold at most 4 095, so adding one cannot overflow).
+            counts[i] = counts[i].checked_sub(old[i]).ok_or(Corrupt)? + mine[i];
         }
-        Agg {
+        Ok(Agg {
             tick: a.tick.wrapping_add(1),
             generation: a.generation,
             idx: next_idx,
             counts,
+        })
+    }
+
+    /// The configured size, checked: the field lives in the structure, which a
+    /// shared region lets anyone write.
+    fn checked_size(&self) -> Result<u32, Corrupt> {
+        let size = self.size;
+        if size == 0 || size as usize > N.min(MAX_COUNT_WINDOW) {
+            return Err(Corrupt);
         }
+        Ok(size)
     }
 
     /// The claim a record at position `a` writes over the slot value `s`.
@@ -216,7 +230,7 @@ impl<const N: usize> SlidingWindow for CountWindow<N> {
         _now: u64,
         _gate: u64,
         is_current: impl Fn() -> bool,
-    ) -> Option<WindowCounts> {
+    ) -> Result<Option<WindowCounts>, Corrupt> {
         // Invariant of this loop: `agg` only moves forward by committing the claim in
         // slot `agg.idx` for position `agg.tick`, or to another generation when the
         // record that moves it is current; a slot is only ever overwritten from a
@@ -226,13 +240,22 @@ impl<const N: usize> SlidingWindow for CountWindow<N> {
         // claim over it. `is_current` is asked after the value it judges was read, so
         // a generation that became current since then has already changed that value
         // and the CAS from it fails.
+        // Every pass either fails a CAS (someone else moved on) or waits for a
+        // helper's read to catch up: bounded by MAX_RETRIES, since a corrupted
+        // slot or `agg` could otherwise keep it passing for ever.
         let generation = generation & GEN_MASK as u32;
+        let size = self.checked_size()?;
+        let mut passes = 0;
         loop {
+            passes += 1;
+            if passes > MAX_RETRIES {
+                return Err(Corrupt);
+            }
             let raw = self.agg.load(Ordering::Acquire);
             let a = Agg::unpack(raw);
             if a.generation != generation {
                 if !is_current() {
-                    return None;
+                    return Ok(None);
                 }
                 let fresh = Agg {
                     generation,
@@ -247,14 +270,17 @@ impl<const N: usize> SlidingWindow for CountWindow<N> {
                 );
                 continue;
             }
-            let slot = &self.slots[usize::from(a.idx)];
+            if u32::from(a.idx) >= size {
+                return Err(Corrupt);
+            }
+            let slot = self.slots.get(usize::from(a.idx)).ok_or(Corrupt)?;
             let s = slot.load(Ordering::Acquire);
             if s & WRITTEN != 0 {
                 let behind = a.tick.wrapping_sub(slot_tick(s));
                 if behind == 0 {
                     if slot_gen(s) == gen16(generation) {
                         // Claimed for this position, maybe not committed: help its owner.
-                        let done = self.commit(a, s).pack();
+                        let done = self.commit(a, s)?.pack();
                         let _ = self.agg.compare_exchange(
                             raw,
                             done,
@@ -268,7 +294,7 @@ impl<const N: usize> SlidingWindow for CountWindow<N> {
                     // record is the stale one.
                     #[cfg(not(seawall_mutant = "count_stale_claim"))]
                     if !is_current() {
-                        return None;
+                        return Ok(None);
                     }
                 } else if cfg!(not(seawall_mutant = "count_stale_claim")) && behind > u32::MAX / 2 {
                     // The slot is ahead of the `agg` read above: read again.
@@ -286,26 +312,26 @@ impl<const N: usize> SlidingWindow for CountWindow<N> {
             {
                 // Fails only when someone already committed this claim, or a newer
                 // generation reset the window (then this outcome is stale anyway).
-                let done = self.commit(a, claim);
+                let done = self.commit(a, claim)?;
                 if self
                     .agg
                     .compare_exchange(raw, done.pack(), Ordering::AcqRel, Ordering::Acquire)
                     .is_ok()
                 {
                     // The common case: these are the counts right after this outcome.
-                    return Some(done.window_counts());
+                    return Ok(Some(done.window_counts()));
                 }
             }
             #[cfg(seawall_mutant = "count_blind_commit")]
             {
                 // Mutant: commit by blind store, clobbering a concurrent helper/commit.
                 self.agg
-                    .store(self.commit(a, claim).pack(), Ordering::Release);
+                    .store(self.commit(a, claim)?.pack(), Ordering::Release);
             }
             break;
         }
         let a = Agg::unpack(self.agg.load(Ordering::Acquire));
-        (a.generation == generation).then(|| a.window_counts())
+        Ok((a.generation == generation).then(|| a.window_counts()))
     }
 
     fn counts_gen(&self, generation: u32, _now: u64) -> WindowCounts {
@@ -323,5 +349,60 @@ impl<const N: usize> SlidingWindow for CountWindow<N> {
 
     fn gate(&self, minimum_calls: u64) -> u64 {
         minimum_calls.min(u64::from(self.size))
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    const FAIL: Sample = Sample {
+        failure: true,
+        slow: false,
+    };
+
+    /// Record `FAIL` on another thread; what it returned, or `None` when it was
+    /// still running after a second.
+    fn record_within_a_second(w: CountWindow<8>) -> Option<Result<Option<WindowCounts>, Corrupt>> {
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(w.record_gen(0, FAIL, 0, 0, || true));
+        });
+        rx.recv_timeout(Duration::from_secs(1)).ok()
+    }
+
+    #[test]
+    fn a_slot_claimed_ahead_of_the_write_position_ends_as_corrupt() {
+        // One record: tick 1, write index 1. Slot 1 then claims position 5, which
+        // `agg` will never reach: an honest slot is ahead only while a helper's
+        // commit is in flight, so re-reading used to spin here for ever.
+        let w = CountWindow::<8>::with_size(4).unwrap();
+        w.record(Sample::default());
+        w.slots[1].store(5 | WRITTEN, Ordering::Relaxed);
+        assert_eq!(record_within_a_second(w), Some(Err(Corrupt)));
+    }
+
+    #[test]
+    fn a_write_index_or_size_out_of_range_ends_as_corrupt() {
+        let w = CountWindow::<8>::with_size(4).unwrap();
+        // idx (bits 48..60 of the high half) = 6, past the size of 4.
+        w.agg.store(u128::from(6u64 << 48) << 64, Ordering::Relaxed);
+        assert_eq!(record_within_a_second(w), Some(Err(Corrupt)));
+        for size in [0, 9, u32::MAX] {
+            let mut w = CountWindow::<8>::with_size(4).unwrap();
+            w.size = size;
+            assert_eq!(record_within_a_second(w), Some(Err(Corrupt)), "size {size}");
+        }
+    }
+
+    #[test]
+    fn a_claim_evicting_more_than_the_counts_hold_ends_as_corrupt() {
+        // Empty counts at tick 0, but slot 0 holds a claim for tick 0 that evicts
+        // a failure: committing it would take the counts below zero.
+        let w = CountWindow::<8>::with_size(4).unwrap();
+        w.slots[0].store(WRITTEN | OLD_PRESENT | OLD_FAIL, Ordering::Relaxed);
+        assert_eq!(record_within_a_second(w), Some(Err(Corrupt)));
     }
 }

@@ -12,6 +12,7 @@ mod time;
 pub use count::CountWindow;
 pub use time::TimeWindow;
 
+use crate::corrupt::Corrupt;
 use crate::error::ConfigError;
 
 /// Shape of a sliding window, as given in configuration.
@@ -87,7 +88,9 @@ pub trait SlidingWindow: sealed::Sealed + Sized {
     /// Returns the window's counts when the outcome may have raised a failure or
     /// slow-call rate, or crossed `gate` calls (so the caller must evaluate), and
     /// `None` when it cannot have (a plain success into a live, already-busy
-    /// bucket) or when the record was dropped as stale.
+    /// bucket) or when the record was dropped as stale. [`Corrupt`] when the
+    /// window's memory holds what this code never writes (a corrupted shared
+    /// region): then the outcome may or may not have been counted.
     #[doc(hidden)]
     fn record_gen(
         &self,
@@ -96,7 +99,7 @@ pub trait SlidingWindow: sealed::Sealed + Sized {
         now: u64,
         gate: u64,
         is_current: impl Fn() -> bool,
-    ) -> Option<WindowCounts>;
+    ) -> Result<Option<WindowCounts>, Corrupt>;
 
     /// The counts of `generation` as of `now` (ns). Reading changes nothing.
     #[doc(hidden)]

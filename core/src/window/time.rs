@@ -18,6 +18,7 @@
 use crossbeam_utils::CachePadded;
 
 use super::{Sample, SlidingWindow, WindowConfig, WindowCounts};
+use crate::corrupt::{Corrupt, MAX_RETRIES};
 use crate::div::Divisor;
 use crate::error::{ConfigError, Field, Problem};
 use crate::sync::{AtomicU64, AtomicU128, Ordering, raise_to};
@@ -88,6 +89,9 @@ enum Bump {
     /// The record belongs to a bucket already rotated out, or to an older
     /// generation, or the bucket is full: it counts in no window.
     Dropped,
+    /// The CAS lost [`MAX_RETRIES`] races in a row: the slot is being written by
+    /// something that is not this protocol.
+    Corrupt,
 }
 
 impl<const B: usize> TimeWindow<B> {
@@ -148,8 +152,9 @@ impl<const B: usize> TimeWindow<B> {
         // to another generation by a record confirmed current after the slot was
         // read; the counts of a tag only grow. So a CAS from the value just read adds
         // to exactly the bucket that was checked, or replaces exactly the stale bucket
-        // that was seen.
-        loop {
+        // that was seen. A CAS fails only when another record changed the slot,
+        // so only a corrupted or hostile writer reaches the bound.
+        for _ in 0..MAX_RETRIES {
             let raw = cell.load(Ordering::Acquire);
             let cur = Bucket::unpack(raw);
             let fresh = Bucket {
@@ -207,6 +212,13 @@ impl<const B: usize> TimeWindow<B> {
                 }
             }
         }
+        Bump::Corrupt
+    }
+
+    /// The configured bucket count as a slice length: never more than `B`, even
+    /// when the field was overwritten in a shared region.
+    fn live_len(&self) -> usize {
+        usize::try_from(self.buckets.get()).map_or(B, |n| n.min(B))
     }
 
     /// Sum of the buckets of `generation` in the window ending at epoch `head`.
@@ -215,7 +227,7 @@ impl<const B: usize> TimeWindow<B> {
         let live =
             |b: &Bucket| b.generation == generation && b.epoch <= head && head - b.epoch < span;
         let mut c = WindowCounts::default();
-        let n = self.buckets.get() as usize;
+        let n = self.live_len();
         for cell in &self.main[..n] {
             let b = Bucket::unpack(cell.load(Ordering::Acquire));
             if live(&b) {
@@ -261,35 +273,34 @@ impl<const B: usize> SlidingWindow for TimeWindow<B> {
         now: u64,
         gate: u64,
         is_current: impl Fn() -> bool,
-    ) -> Option<WindowCounts> {
+    ) -> Result<Option<WindowCounts>, Corrupt> {
         let generation = generation & GEN_MASK;
         let (epoch, advanced) = self.advance(now);
-        let slot = self.buckets.rem(epoch) as usize;
-        let Bump::Added { rotated, n } = Self::bump(
-            &self.main[slot],
-            generation,
-            epoch,
-            sample.failure,
-            &is_current,
-        ) else {
-            return None;
+        // `rem` is below `B` unless the divisor was overwritten in a shared region.
+        let index = usize::try_from(self.buckets.rem(epoch)).map_err(|_| Corrupt)?;
+        let (Some(main), Some(slow)) = (self.main.get(index), self.slow.get(index)) else {
+            return Err(Corrupt);
         };
-        if sample.slow {
-            let _ = Self::bump(
-                &self.slow[slot],
-                generation,
-                epoch,
-                sample.failure,
-                &is_current,
-            );
+        let (rotated, n) = match Self::bump(main, generation, epoch, sample.failure, &is_current) {
+            Bump::Added { rotated, n } => (rotated, n),
+            Bump::Dropped => return Ok(None),
+            Bump::Corrupt => return Err(Corrupt),
+        };
+        if sample.slow
+            && matches!(
+                Self::bump(slow, generation, epoch, sample.failure, &is_current),
+                Bump::Corrupt
+            )
+        {
+            return Err(Corrupt);
         }
         // A plain success added to a live bucket that alone already passes the gate
         // can only lower both rates: no evaluation needed (the hot path).
         let quiet = !sample.failure && !sample.slow && !rotated && !advanced;
         if quiet && u64::from(n) > gate {
-            return None;
+            return Ok(None);
         }
-        Some(self.sum(generation, epoch))
+        Ok(Some(self.sum(generation, epoch)))
     }
 
     fn counts_gen(&self, generation: u32, now: u64) -> WindowCounts {
@@ -299,8 +310,7 @@ impl<const B: usize> SlidingWindow for TimeWindow<B> {
     }
 
     fn latest_gen(&self) -> Option<u32> {
-        let n = self.buckets.get() as usize;
-        self.main[..n]
+        self.main[..self.live_len()]
             .iter()
             .map(|c| Bucket::unpack(c.load(Ordering::Acquire)))
             .filter(|b| b.n > 0)
@@ -310,5 +320,22 @@ impl<const B: usize> SlidingWindow for TimeWindow<B> {
 
     fn gate(&self, minimum_calls: u64) -> u64 {
         minimum_calls
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bucket_count_past_the_capacity_ends_as_corrupt_and_reads_stay_in_bounds() {
+        let mut w = TimeWindow::<4>::with_buckets(4, TimeWindow::<4>::MIN_BUCKET_WIDTH_NS).unwrap();
+        // 100 buckets: epoch 7 maps to slot 7 of 4.
+        w.buckets = Divisor::new(100);
+        let now = 7 * TimeWindow::<4>::MIN_BUCKET_WIDTH_NS;
+        let r = w.record_gen(0, Sample::default(), now, 0, || true);
+        assert_eq!(r, Err(Corrupt));
+        assert_eq!(w.counts_gen(0, now), WindowCounts::default());
+        assert_eq!(w.latest_gen(), None);
     }
 }

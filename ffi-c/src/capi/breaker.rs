@@ -604,7 +604,9 @@ pub unsafe extern "C" fn seawall_breaker_get_config(
 /// in `*out_permit` (record it exactly once with `seawall_breaker_record`), or
 /// `SEAWALL_STATUS_REJECTED` with the reason in `*out_rejection` when that is not
 /// NULL (`*out_permit` untouched), or `SEAWALL_STATUS_PERMITS_EXHAUSTED` when
-/// `SEAWALL_BREAKER_MAX_PERMITS` permits are outstanding. Lock-free, no allocation.
+/// `SEAWALL_BREAKER_MAX_PERMITS` permits are outstanding, or
+/// `SEAWALL_STATUS_REGION_CORRUPT` when a shared breaker's memory holds values
+/// seawall never writes (no permit is held then). Lock-free, no allocation.
 ///
 /// # Safety
 /// `breaker` is NULL or a live handle; `out_permit` is NULL or writable;
@@ -620,7 +622,7 @@ pub unsafe extern "C" fn seawall_breaker_try_acquire(
         // SAFETY: the caller's promise on `breaker`.
         let b = unsafe { handle(breaker) }?;
         let permit_out = out(out_permit, "out_permit")?;
-        match b.try_acquire(now_ns) {
+        match b.try_acquire_checked(now_ns)? {
             Ok(p) => {
                 let permit = seawall_permit {
                     id: p.id,
@@ -658,7 +660,9 @@ pub unsafe extern "C" fn seawall_breaker_try_acquire(
 /// (`now_ns`). A permit works once: a second use returns
 /// `SEAWALL_STATUS_PERMIT_ALREADY_USED` and records nothing; an unknown outcome
 /// or an altered / foreign permit returns `SEAWALL_STATUS_INVALID_ARGUMENT` and
-/// leaves the permit usable. Lock-free, no allocation.
+/// leaves the permit usable. `SEAWALL_STATUS_REGION_CORRUPT`: a shared breaker's
+/// window or state holds values seawall never writes; the permit is used and the
+/// outcome is in the totals, the window may not have it. Lock-free, no allocation.
 ///
 /// # Safety
 /// `breaker` is NULL or a live handle. Thread-safe; the permit may have been
@@ -691,7 +695,7 @@ pub unsafe extern "C" fn seawall_breaker_record(
             id: permit.id,
             epoch: permit.epoch,
         };
-        match b.record(p, outcome, duration_ns, now_ns) {
+        match b.record_checked(p, outcome, duration_ns, now_ns)? {
             Ok(()) => Ok(seawall_status::Ok),
             Err(PermitError::AlreadyUsed) => Err(Failure::new(
                 seawall_status::PermitAlreadyUsed,
@@ -835,7 +839,7 @@ pub unsafe extern "C" fn seawall_breaker_force_open(
 ) -> seawall_status {
     guard(|| {
         // SAFETY: the caller's promise on `breaker`.
-        unsafe { handle(breaker) }?.force_open();
+        unsafe { handle(breaker) }?.set_manual_checked(State::ForcedOpen)?;
         Ok(seawall_status::Ok)
     })
 }
@@ -850,7 +854,7 @@ pub unsafe extern "C" fn seawall_breaker_disable(
 ) -> seawall_status {
     guard(|| {
         // SAFETY: the caller's promise on `breaker`.
-        unsafe { handle(breaker) }?.disable();
+        unsafe { handle(breaker) }?.set_manual_checked(State::Disabled)?;
         Ok(seawall_status::Ok)
     })
 }
@@ -864,7 +868,7 @@ pub unsafe extern "C" fn seawall_breaker_disable(
 pub unsafe extern "C" fn seawall_breaker_reset(breaker: *const seawall_breaker) -> seawall_status {
     guard(|| {
         // SAFETY: the caller's promise on `breaker`.
-        unsafe { handle(breaker) }?.reset();
+        unsafe { handle(breaker) }?.set_manual_checked(State::Closed)?;
         Ok(seawall_status::Ok)
     })
 }

@@ -151,7 +151,8 @@ mod tests {
         assert_eq!(name(18), "SEAWALL_STATUS_PASSED_ON");
         assert_eq!(name(20), "SEAWALL_STATUS_WAIT_TIMED_OUT");
         assert_eq!(name(21), "SEAWALL_STATUS_REGION_UNTRUSTED");
-        assert_eq!(name(22), "unknown");
+        assert_eq!(name(22), "SEAWALL_STATUS_REGION_CORRUPT");
+        assert_eq!(name(23), "unknown");
         assert_eq!(name(-1), "unknown");
         for (i, s) in seawall_status::ALL.iter().enumerate() {
             assert_eq!(

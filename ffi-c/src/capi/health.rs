@@ -322,7 +322,9 @@ pub unsafe extern "C" fn seawall_health_get_config(
 /// `SEAWALL_OUTCOME_SUCCESS` or `_FAILURE` counts (a failure as an error too);
 /// `SEAWALL_OUTCOME_IGNORED` counts nowhere (DESIGN §1). An unknown outcome is
 /// `SEAWALL_STATUS_INVALID_ARGUMENT`. Latencies from 2^35 ns (about 34 s) up
-/// count in the top histogram bucket. Lock-free, no allocation.
+/// count in the top histogram bucket. `SEAWALL_STATUS_REGION_CORRUPT` when a
+/// shared window's memory holds values seawall never writes. Lock-free, no
+/// allocation.
 ///
 /// # Safety
 /// `health` is NULL or a live handle. Thread-safe.
@@ -337,8 +339,8 @@ pub unsafe extern "C" fn seawall_health_record(
         // SAFETY: the caller's promise on `health`.
         let h = unsafe { handle(health) }?;
         match outcome {
-            SEAWALL_OUTCOME_SUCCESS => h.record(latency_ns, false, now_ns),
-            SEAWALL_OUTCOME_FAILURE => h.record(latency_ns, true, now_ns),
+            SEAWALL_OUTCOME_SUCCESS => h.record_checked(latency_ns, false, now_ns)?,
+            SEAWALL_OUTCOME_FAILURE => h.record_checked(latency_ns, true, now_ns)?,
             SEAWALL_OUTCOME_IGNORED => {}
             other => {
                 return Err(Failure::new(

@@ -23,7 +23,7 @@ use std::ffi::{CStr, CString, c_char};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Duration;
 
-use seawall_core::ConfigError;
+use seawall_core::{ConfigError, Corrupt};
 
 use seawall_host::shared::{OpenOptions, RegionError};
 
@@ -94,6 +94,13 @@ pub enum seawall_status {
     /// gives its uid), open to group or others, or of the wrong size (DESIGN §8).
     /// Nothing in it was read or changed.
     RegionUntrusted = 21,
+    /// The structure in a shared region holds values seawall never writes (an
+    /// index out of range, an invalid configuration field, a word that kept a
+    /// retry loop going past its bound of 2^20 passes): another process wrote
+    /// to it, or it was damaged. The call stopped without touching memory outside
+    /// the region; what it had done before is unspecified (DESIGN §8). Recreate
+    /// the region.
+    RegionCorrupt = 22,
 }
 
 impl seawall_status {
@@ -123,11 +130,12 @@ impl seawall_status {
             Self::UnknownTicket => c"SEAWALL_STATUS_UNKNOWN_TICKET",
             Self::WaitTimedOut => c"SEAWALL_STATUS_WAIT_TIMED_OUT",
             Self::RegionUntrusted => c"SEAWALL_STATUS_REGION_UNTRUSTED",
+            Self::RegionCorrupt => c"SEAWALL_STATUS_REGION_CORRUPT",
         }
     }
 
     /// Every code, in value order.
-    pub(crate) const ALL: [Self; 22] = [
+    pub(crate) const ALL: [Self; 23] = [
         Self::Ok,
         Self::NullArgument,
         Self::InvalidConfig,
@@ -150,6 +158,7 @@ impl seawall_status {
         Self::UnknownTicket,
         Self::WaitTimedOut,
         Self::RegionUntrusted,
+        Self::RegionCorrupt,
     ];
 }
 
@@ -179,6 +188,12 @@ impl Failure {
 impl From<ConfigError> for Failure {
     fn from(e: ConfigError) -> Self {
         Self::new(seawall_status::InvalidConfig, e)
+    }
+}
+
+impl From<Corrupt> for Failure {
+    fn from(e: Corrupt) -> Self {
+        Self::new(seawall_status::RegionCorrupt, e)
     }
 }
 

@@ -285,7 +285,7 @@ pub unsafe extern "C" fn seawall_retry_budget_deposit(
 ) -> seawall_status {
     guard(|| {
         // SAFETY: the caller's promise on `budget`.
-        unsafe { handle(budget) }?.deposit(now_ns);
+        unsafe { handle(budget) }?.deposit_checked(now_ns)?;
         Ok(seawall_status::Ok)
     })
 }
@@ -309,7 +309,7 @@ pub unsafe extern "C" fn seawall_retry_budget_try_withdraw(
         let b = unsafe { handle(budget) }?;
         let o = out(out_allowed, "out_allowed")?;
         // SAFETY: checked non-NULL, writable per the caller.
-        unsafe { put(o, b.try_withdraw(now_ns)) };
+        unsafe { put(o, b.try_withdraw_checked(now_ns)?) };
         Ok(seawall_status::Ok)
     })
 }

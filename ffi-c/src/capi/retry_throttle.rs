@@ -262,7 +262,7 @@ pub unsafe extern "C" fn seawall_retry_throttle_record_success(
 ) -> seawall_status {
     guard(|| {
         // SAFETY: the caller's promise on `throttle`.
-        unsafe { handle(throttle) }?.record_success();
+        unsafe { handle(throttle) }?.record_success_checked()?;
         Ok(seawall_status::Ok)
     })
 }
@@ -284,7 +284,7 @@ pub unsafe extern "C" fn seawall_retry_throttle_record_failure(
         let t = unsafe { handle(throttle) }?;
         let o = out(out_retry_allowed, "out_retry_allowed")?;
         // SAFETY: checked non-NULL, writable per the caller.
-        unsafe { put(o, t.record_failure()) };
+        unsafe { put(o, t.record_failure_checked()?) };
         Ok(seawall_status::Ok)
     })
 }
@@ -307,14 +307,14 @@ pub unsafe extern "C" fn seawall_retry_throttle_tokens(
         let t = unsafe { handle(throttle) }?;
         let o = out(out_milli_tokens, "out_milli_tokens")?;
         let tokens = t.milli_tokens();
+        // The decision for the very value reported; in 128 bits, since tokens read
+        // from a shared region may be any word.
+        let allows = 2 * u128::from(tokens) > u128::from(t.config().max_milli_tokens);
         // SAFETY: checked non-NULL, writable per the caller; the other NULL or
         // writable.
         unsafe {
             put(o, tokens);
-            super::put_opt(
-                out_would_allow,
-                2 * tokens > u64::from(t.config().max_milli_tokens),
-            );
+            super::put_opt(out_would_allow, allows);
         }
         Ok(seawall_status::Ok)
     })

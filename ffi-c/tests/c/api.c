@@ -523,10 +523,11 @@ static void caller_memory(void) {
   seawall_breaker_free(b);
   b = NULL;
 
-  /* The documented header: ABI version at byte 12, creator pid at 56 (under the
-   * checksum). Another ABI is refused; a corrupted header is no region. */
+  /* The documented header: region layout version (1) at byte 12, creator pid at
+   * 56 (under the checksum). Another layout is refused; a corrupted header is
+   * no region. */
   abi = get_u32(mem + 12);
-  CHECK_U64(abi, SEAWALL_ABI_VERSION);
+  CHECK_U64(abi, 1);
   put_u32(mem + 12, abi + 1);
   CHECK_STATUS(seawall_breaker_attach(mem, size, &b), SEAWALL_STATUS_ABI_MISMATCH);
   CHECK_MESSAGE_HAS("region laid out by seawall region layout version 2");
@@ -711,7 +712,10 @@ static void status_values_and_names(void) {
   CHECK(SEAWALL_STATUS_REGION_UNTRUSTED == 21);
   CHECK(strcmp(seawall_status_name(SEAWALL_STATUS_REGION_UNTRUSTED),
                "SEAWALL_STATUS_REGION_UNTRUSTED") == 0);
-  CHECK(strcmp(seawall_status_name(22), "unknown") == 0);
+  CHECK(SEAWALL_STATUS_REGION_CORRUPT == 22);
+  CHECK(strcmp(seawall_status_name(SEAWALL_STATUS_REGION_CORRUPT),
+               "SEAWALL_STATUS_REGION_CORRUPT") == 0);
+  CHECK(strcmp(seawall_status_name(23), "unknown") == 0);
   CHECK(strcmp(seawall_priority_name(SEAWALL_PRIORITY_CRITICAL), "critical") == 0);
   CHECK(strcmp(seawall_priority_name(SEAWALL_PRIORITY_LOW), "low") == 0);
   CHECK(strcmp(seawall_priority_name(4), "unknown") == 0);
@@ -1688,7 +1692,7 @@ static void shared_semaphore(void) {
   CHECK_STATUS(seawall_semaphore_try_acquire(a, SEAWALL_PRIORITY_LOW, &p, NULL), SEAWALL_STATUS_OK);
   CHECK_OCCUPANCY(b, 1, 0, 1, 0);
   CHECK_STATUS(seawall_semaphore_release(b, p), SEAWALL_STATUS_OK);
-  put_u32(mem + 12, get_u32(mem + 12) + 1); /* another ABI version */
+  put_u32(mem + 12, get_u32(mem + 12) + 1); /* another region layout version */
   CHECK_STATUS(seawall_semaphore_attach(mem, size, &c), SEAWALL_STATUS_ABI_MISMATCH);
   CHECK_MESSAGE_HAS("region laid out by seawall region layout version 2");
   put_u32(mem + 12, get_u32(mem + 12) - 1);
@@ -1877,6 +1881,81 @@ static void abandoned_semaphore_holders(void) {
   CHECK_STATUS(seawall_semaphore_unlink_shared(name), SEAWALL_STATUS_OK);
 }
 
+/* Shared region content is untrusted (DESIGN §8): over a structure whose bytes
+ * seawall never wrote, every call returns within 1 s, with a status, and prints
+ * nothing to stderr. The fill patterns are chosen by hand: 0xFE keeps every
+ * permit slot's "held" bit clear (so a permit is still claimed) and the state
+ * word reads as closed, so the record reaches the count window, whose size now
+ * reads 0xFEFEFEFE; 0xFF makes the health window's bucket count 0xFFFFFFFF. */
+static void corrupted_regions(void) {
+  size_t bsize = seawall_breaker_size(), hsize = seawall_health_size();
+  seawall_breaker_config bc = count_config(4, 4);
+  seawall_health_config hc = seawall_health_config_default();
+  seawall_breaker *b = NULL;
+  seawall_health *h = NULL;
+  seawall_breaker_metrics m;
+  seawall_health_snapshot hs;
+  seawall_permit p;
+  seawall_state st;
+  seawall_status rec, acq, hrec, snap, q;
+  unsigned char *bmem = NULL, *hmem = NULL;
+  uint64_t t0, elapsed_ns, p99;
+  FILE *capture = tmpfile();
+  char said[512];
+  size_t n;
+  int saved;
+
+  CHECK(capture != NULL);
+  if (capture == NULL) return;
+  CHECK(posix_memalign((void **)&bmem, seawall_breaker_align(), bsize) == 0);
+  CHECK(posix_memalign((void **)&hmem, seawall_health_align(), hsize) == 0);
+  CHECK_STATUS(seawall_breaker_init_in(bmem, bsize, &bc, &b), SEAWALL_STATUS_OK);
+  CHECK_STATUS(seawall_health_init_in(hmem, hsize, &hc, &h), SEAWALL_STATUS_OK);
+  memset(bmem, 0xFE, bsize);
+  memset(hmem, 0xFF, hsize);
+
+  fflush(stderr);
+  saved = dup(2);
+  dup2(fileno(capture), 2);
+  alarm(30); /* a call that hangs for good ends the test (SIGALRM) */
+  t0 = c_monotonic_ns();
+  acq = seawall_breaker_try_acquire(b, 1 * MS, &p, NULL);
+  rec = acq == SEAWALL_STATUS_OK
+            ? seawall_breaker_record(b, p, SEAWALL_OUTCOME_FAILURE, 5, 2 * MS)
+            : SEAWALL_STATUS_OK;
+  (void)seawall_breaker_get_metrics(b, 3 * MS, &m);
+  (void)seawall_breaker_state(b, &st);
+  (void)seawall_breaker_reset(b);
+  hrec = seawall_health_record(h, SEAWALL_OUTCOME_FAILURE, 7, 4 * MS);
+  snap = seawall_health_get_snapshot(h, 5 * MS, &hs);
+  q = seawall_health_quantile(h, 990000, 6 * MS, &p99);
+  elapsed_ns = c_monotonic_ns() - t0;
+  alarm(0);
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+
+  CHECK_STATUS(acq, SEAWALL_STATUS_OK);
+  CHECK_STATUS(rec, SEAWALL_STATUS_REGION_CORRUPT);
+  CHECK_STATUS(hrec, SEAWALL_STATUS_REGION_CORRUPT);
+  CHECK_STATUS(snap, SEAWALL_STATUS_OK);
+  CHECK_STATUS(q, SEAWALL_STATUS_OK);
+  CHECK(elapsed_ns < 1 * SEC);
+  fseek(capture, 0, SEEK_END);
+  CHECK(ftell(capture) == 0);
+  if (ftell(capture) != 0) {
+    rewind(capture);
+    n = fread(said, 1, sizeof said - 1, capture);
+    said[n] = '\0';
+    fprintf(stderr, "a call on a corrupted region printed: %s\n", said);
+  }
+  fclose(capture);
+  seawall_breaker_free(b);
+  seawall_health_free(h);
+  free(bmem);
+  free(hmem);
+}
+
 int main(void) {
   versions_and_clock();
   default_config();
@@ -1903,6 +1982,7 @@ int main(void) {
     shared_semaphore();
     shared_retry_and_health();
     abandoned_semaphore_holders();
+    corrupted_regions();
   } else {
     /* Only native lock-free atomics may be shared: everything is refused. */
     seawall_breaker_config cfg = count_config(4, 4);

@@ -22,8 +22,8 @@ use core::ops::Deref;
 use core::ptr::NonNull;
 
 use seawall_core::{
-    BreakerConfig, BreakerMetrics, ConfigError, Outcome, PermitToken, Rejected, SlidingWindow,
-    State, WindowConfig,
+    BreakerConfig, BreakerMetrics, ConfigError, Corrupt, Outcome, PermitToken, Rejected,
+    SlidingWindow, State, WindowConfig,
 };
 
 pub use self::cell::{
@@ -134,20 +134,24 @@ macro_rules! with_breaker {
     };
 }
 
-fn claim<W: SlidingWindow>(c: &BreakerCell<W>, now: u64) -> Result<Permit, AcquireError> {
-    let token = c
-        .breaker
-        .acquire_token(now)
-        .map_err(AcquireError::Rejected)?;
+fn claim<W: SlidingWindow>(
+    c: &BreakerCell<W>,
+    now: u64,
+) -> Result<Result<Permit, AcquireError>, Corrupt> {
+    let token = match c.breaker.acquire_token_checked(now)? {
+        Ok(token) => token,
+        Err(r) => return Ok(Err(AcquireError::Rejected(r))),
+    };
     let Some(id) = c.permits.claim(token.epoch) else {
         // Give the admission back, so a half-open probe slot is not lost.
-        c.breaker.record_token(token, Outcome::Ignored, 0, now);
-        return Err(AcquireError::PermitsExhausted);
+        c.breaker
+            .record_token_checked(token, Outcome::Ignored, 0, now)?;
+        return Ok(Err(AcquireError::PermitsExhausted));
     };
-    Ok(Permit {
+    Ok(Ok(Permit {
         id,
         epoch: token.epoch,
-    })
+    }))
 }
 
 impl Breaker {
@@ -315,14 +319,28 @@ impl Breaker {
         with_breaker!(self, b => *b.config())
     }
 
-    /// Ask to make one call at `now` (ns).
+    /// Ask to make one call at `now` (ns). A corrupted shared region rejects the
+    /// call (see [`try_acquire_checked`](Self::try_acquire_checked)).
     pub fn try_acquire(&self, now: u64) -> Result<Permit, AcquireError> {
+        self.try_acquire_checked(now).unwrap_or_else(|Corrupt| {
+            Err(AcquireError::Rejected(Rejected {
+                state: self.state(),
+                retry_after_ns: None,
+            }))
+        })
+    }
+
+    /// [`try_acquire`](Self::try_acquire), telling a corrupted shared region
+    /// apart: [`Corrupt`] when the breaker's words hold what seawall never writes
+    /// or kept changing under [`seawall_core::MAX_RETRIES`] passes (no permit is
+    /// held then).
+    pub fn try_acquire_checked(&self, now: u64) -> Result<Result<Permit, AcquireError>, Corrupt> {
         dispatch!(self,
             cell c => claim(c, now),
-            core b => match b.acquire_token(now) {
+            core b => Ok(match b.acquire_token_checked(now)? {
                 Ok(t) => Ok(Permit { id: 0, epoch: t.epoch }),
                 Err(r) => Err(AcquireError::Rejected(r)),
-            }
+            })
         )
     }
 
@@ -336,18 +354,38 @@ impl Breaker {
         duration_ns: u64,
         now: u64,
     ) -> Result<(), PermitError> {
+        // A corrupted region has used the permit and counted the outcome in the
+        // totals by the time it is noticed: for this caller the record is done.
+        self.record_checked(permit, outcome, duration_ns, now)
+            .unwrap_or(Ok(()))
+    }
+
+    /// [`record`](Self::record), telling a corrupted shared region apart:
+    /// [`Corrupt`] when the window or the state word holds what seawall never
+    /// writes or kept changing under [`seawall_core::MAX_RETRIES`] passes. The
+    /// permit is used and the outcome is in the totals by then; the window and
+    /// the state may or may not have it.
+    pub fn record_checked(
+        &self,
+        permit: Permit,
+        outcome: Outcome,
+        duration_ns: u64,
+        now: u64,
+    ) -> Result<Result<(), PermitError>, Corrupt> {
         let token = PermitToken {
             epoch: permit.epoch,
         };
         dispatch!(self,
             cell c => {
-                c.permits.release(permit.id, permit.epoch)?;
-                c.breaker.record_token(token, outcome, duration_ns, now);
-                Ok(())
+                if let Err(e) = c.permits.release(permit.id, permit.epoch) {
+                    return Ok(Err(e));
+                }
+                c.breaker.record_token_checked(token, outcome, duration_ns, now)?;
+                Ok(Ok(()))
             },
             core b => {
-                b.record_token(token, outcome, duration_ns, now);
-                Ok(())
+                b.record_token_checked(token, outcome, duration_ns, now)?;
+                Ok(Ok(()))
             }
         )
     }
@@ -432,5 +470,13 @@ impl Breaker {
     /// (they can still be recorded, once, into the totals).
     pub fn reset(&self) {
         with_breaker!(self, b => b.reset());
+    }
+
+    /// [`force_open`](Self::force_open) (`ForcedOpen`), [`disable`](Self::disable)
+    /// (`Disabled`) or [`reset`](Self::reset) (`Closed`, and any other state),
+    /// telling a corrupted shared region apart: [`Corrupt`] when the state word
+    /// kept changing under [`seawall_core::MAX_RETRIES`] passes (nothing changed).
+    pub fn set_manual_checked(&self, state: State) -> Result<(), Corrupt> {
+        with_breaker!(self, b => b.set_manual_checked(state))
     }
 }
