@@ -9,7 +9,8 @@
 //!   single-use permits ([`permits`]).
 //! * [`semaphore::Semaphore`]: the bulkhead, single-use permits and queue tickets
 //!   ([`holders`]).
-//! * [`retry::RetryBudget`], [`retry::RetryThrottle`], [`health::Health`]: core
+//! * [`retry::RetryBudget`], [`retry::RetryThrottle`], [`health::Health`],
+//!   [`rate_limiter::RateLimiter`], [`rate_limiter::KeyedRateLimiter`]: core
 //!   structures in a [`handle::Handle`].
 //! * [`shared`]: a core structure in `/dev/shm/seawall-<family>-<name>` or in
 //!   memory the caller brings, with the header, init race and checks of DESIGN §8.
@@ -36,6 +37,8 @@ pub mod handle;
 pub mod health;
 pub mod holders;
 pub mod permits;
+#[cfg(not(loom))]
+pub mod rate_limiter;
 #[cfg(not(loom))]
 pub mod retry;
 pub mod semaphore;
