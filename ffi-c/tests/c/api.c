@@ -529,7 +529,7 @@ static void caller_memory(void) {
   CHECK_U64(abi, SEAWALL_ABI_VERSION);
   put_u32(mem + 12, abi + 1);
   CHECK_STATUS(seawall_breaker_attach(mem, size, &b), SEAWALL_STATUS_ABI_MISMATCH);
-  CHECK_MESSAGE_HAS("region made by seawall ABI version 2");
+  CHECK_MESSAGE_HAS("region laid out by seawall region layout version 2");
   put_u32(mem + 12, abi);
   put_u32(mem + 56, get_u32(mem + 56) ^ 1u);
   CHECK_STATUS(seawall_breaker_attach(mem, size, &b), SEAWALL_STATUS_NOT_A_REGION);
@@ -1690,7 +1690,7 @@ static void shared_semaphore(void) {
   CHECK_STATUS(seawall_semaphore_release(b, p), SEAWALL_STATUS_OK);
   put_u32(mem + 12, get_u32(mem + 12) + 1); /* another ABI version */
   CHECK_STATUS(seawall_semaphore_attach(mem, size, &c), SEAWALL_STATUS_ABI_MISMATCH);
-  CHECK_MESSAGE_HAS("region made by seawall ABI version 2");
+  CHECK_MESSAGE_HAS("region laid out by seawall region layout version 2");
   put_u32(mem + 12, get_u32(mem + 12) - 1);
   CHECK_STATUS(seawall_semaphore_attach(mem, size, &c), SEAWALL_STATUS_OK);
   seawall_semaphore_free(a);
