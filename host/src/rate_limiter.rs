@@ -59,6 +59,25 @@ pub struct KeyedConfig {
     pub key_seed: u64,
 }
 
+/// The key of a keyed limiter for a byte-string key (a client id, an API
+/// token, an address): the bytes, 8 at a time (little-endian, the last word
+/// zero-padded), folded through the `SplitMix64` finaliser from
+/// `mix64(seed ⊕ len)`. Every binding maps strings this way with the limiter's
+/// own [`key_seed`](seawall_core::KeyedRateLimiter::key_seed), so processes
+/// sharing a limiter agree on every key, and a client who does not know the
+/// seed cannot choose strings that land on another's slot.
+#[must_use]
+pub fn key_of_bytes(seed: u64, bytes: &[u8]) -> u64 {
+    bytes.chunks(8).fold(
+        seawall_core::mix64(seed ^ bytes.len() as u64),
+        |h, chunk| {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            seawall_core::mix64(h ^ u64::from_le_bytes(word))
+        },
+    )
+}
+
 /// What every process sharing a rate limiter must agree on: every field.
 #[must_use]
 pub fn limiter_fingerprint(c: &RateLimiterConfig) -> u64 {
@@ -128,5 +147,28 @@ unsafe impl Shareable for KeyedTable {
     fn init(slot: &mut MaybeUninit<Self>, config: &KeyedConfig) -> Result<(), ConfigError> {
         slot.write(Self::new(config.limiter, config.key_seed)?);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::key_of_bytes;
+    use seawall_core::mix64;
+
+    #[test]
+    fn byte_keys_fold_words_through_mix64() {
+        // Worked by hand: "" is mix64(seed ^ 0); "abc" is one zero-padded word.
+        assert_eq!(key_of_bytes(7, b""), mix64(7));
+        let abc = u64::from_le_bytes(*b"abc\0\0\0\0\0");
+        assert_eq!(key_of_bytes(7, b"abc"), mix64(mix64(7 ^ 3) ^ abc));
+        let nine = [b'x'; 9];
+        let first = u64::from_le_bytes([b'x'; 8]);
+        assert_eq!(
+            key_of_bytes(0, &nine),
+            mix64(mix64(mix64(9) ^ first) ^ u64::from(b'x'))
+        );
+        // The length tells a key from its zero-padded twin; the seed changes all.
+        assert_ne!(key_of_bytes(7, b"a"), key_of_bytes(7, b"a\0"));
+        assert_ne!(key_of_bytes(7, b"a"), key_of_bytes(8, b"a"));
     }
 }
