@@ -3,7 +3,7 @@
 // as expected errors must stay errors.
 import {
   CircuitBreaker, Bulkhead, Retry, retry, RetryBudget, RetryThrottle, timeout, wrap, pipeline, StaleCache,
-  Deadline, isSeawallError, SeawallError, Health, registerMetrics, type BreakerState,
+  Deadline, isSeawallError, SeawallError, Health, registerMetrics, type BreakerState, RateLimiter, type KeyedRateLimit, type RateLimiterMetrics,
   type PipelineResult,
 } from 'seawall';
 
@@ -97,5 +97,14 @@ export async function main(): Promise<void> {
   const h = new Health();
   h.record(12, false);
   const e = new SeawallError('ETIMEDOUT', 'x');
-  console.log(name, n, state, b, r, v, left, h.status(), e.code, registerMetrics);
+  const upstream = new RateLimiter({ rate: 100, perMs: 1000, burst: 10, shared: 'upstream', maxWaitMs: 0 });
+  const wait: number = upstream.take(1, { nowMs: 5 });
+  const ok: boolean = upstream.tryAcquire();
+  await upstream.acquire(1, { signal: AbortSignal.timeout(1000), timeoutMs: 500 });
+  const perClient = new RateLimiter({ rate: 10, keyed: true });
+  const client: KeyedRateLimit = perClient.forKey('client-1');
+  const got: string = await client.execute(async () => 'x');
+  const limited = pipeline({ retry: policy, rateLimiter: upstream, timeout: timeout(500) });
+  const lm: RateLimiterMetrics = upstream.metrics();
+  console.log(name, n, state, b, r, v, left, h.status(), e.code, registerMetrics, wait, ok, got, limited, lm.admitted, e.retryAfterMs);
 }
