@@ -29,6 +29,7 @@ __all__ = ["RateLimiter", "KeyedRateLimit"]
 F = TypeVar("F", bound=Callable[..., Any])
 
 _U64 = 2**64 - 1
+_U32 = 2**32 - 1
 
 
 def key_word(key: Any) -> Tuple[Optional[int], Optional[bytes]]:
@@ -120,6 +121,7 @@ class RateLimiter:
         self._native = _native.RateLimiter(
             rate, float(per), burst, keyed=keyed, name=name, shared=shared, clock=clock
         )
+        self._native_take = self._native.take
         self.wait = bool(wait)
         self._now: Callable[[], float] = clock if clock is not None else time.monotonic
         self._sleep: Callable[[float], Any] = sleep if sleep is not None else time.sleep
@@ -193,6 +195,10 @@ class RateLimiter:
     def try_acquire(self, n: int = 1, *, key: Any = None) -> bool:
         """Take ``n`` cells now if the rate allows: ``True`` (taken) or
         ``False`` (nothing taken)."""
+        if key is None and n.__class__ is int and 0 < n <= _U32:
+            # The common case goes straight to the native take: no key to map,
+            # no count to bound.
+            return self._native_take(n) is None
         return self._take(n, key) is None
 
     def take(self, n: int = 1, *, key: Any = None) -> Optional[float]:
