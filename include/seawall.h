@@ -1969,6 +1969,26 @@ seawall_status seawall_keyed_rate_limiter_try_acquire(const struct seawall_keyed
                                                       uint64_t *out_retry_after_ns);
 
 /**
+ * Take `n` cells for the byte-string key of `key_len` bytes at `key` (a
+ * client id, an API token), as `seawall_keyed_rate_limiter_try_acquire`. The
+ * bytes are folded with the limiter's own seed exactly as the Python and Node
+ * packages fold their string keys (UTF-8), so processes of every language
+ * sharing one limiter agree on every key. `key` may be NULL when `key_len` is
+ * 0.
+ *
+ * # Safety
+ * `limiter` is NULL or a live handle; `key` is valid for reads of `key_len`
+ * bytes (or NULL with `key_len` 0); `out_retry_after_ns` is NULL or
+ * writable. Thread-safe.
+ */
+seawall_status seawall_keyed_rate_limiter_try_acquire_bytes(const struct seawall_keyed_rate_limiter *limiter,
+                                                            const uint8_t *key,
+                                                            size_t key_len,
+                                                            uint32_t n,
+                                                            uint64_t now_ns,
+                                                            uint64_t *out_retry_after_ns);
+
+/**
  * `*out` = the slot (`0 .. SEAWALL_KEYED_RATE_LIMITER_SLOTS`) `key` uses: keys
  * with the same slot share one limit.
  *

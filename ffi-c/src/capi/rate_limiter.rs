@@ -10,7 +10,9 @@ use super::{
     Failure, Outcome, arg, construct, destroy, guard, mem_arg, name_arg, out, put, put_opt,
     seawall_status, shared_options,
 };
-use seawall_host::rate_limiter::{KEYED_SLOTS, KeyedConfig, KeyedRateLimiter, RateLimiter};
+use seawall_host::rate_limiter::{
+    KEYED_SLOTS, KeyedConfig, KeyedRateLimiter, RateLimiter, key_of_bytes,
+};
 
 /// Slots of a keyed rate limiter: a key shares its slot (and so its cells)
 /// with another of `K` active keys with probability about `K / 4096`; a
@@ -486,6 +488,42 @@ pub unsafe extern "C" fn seawall_keyed_rate_limiter_try_acquire(
         // SAFETY: the caller's promise on `limiter`.
         let l = unsafe { keyed(limiter) }?;
         decided(l.try_acquire(key, n, now_ns), out_retry_after_ns)
+    })
+}
+
+/// Take `n` cells for the byte-string key of `key_len` bytes at `key` (a
+/// client id, an API token), as `seawall_keyed_rate_limiter_try_acquire`. The
+/// bytes are folded with the limiter's own seed exactly as the Python and Node
+/// packages fold their string keys (UTF-8), so processes of every language
+/// sharing one limiter agree on every key. `key` may be NULL when `key_len` is
+/// 0.
+///
+/// # Safety
+/// `limiter` is NULL or a live handle; `key` is valid for reads of `key_len`
+/// bytes (or NULL with `key_len` 0); `out_retry_after_ns` is NULL or
+/// writable. Thread-safe.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn seawall_keyed_rate_limiter_try_acquire_bytes(
+    limiter: *const seawall_keyed_rate_limiter,
+    key: *const u8,
+    key_len: usize,
+    n: u32,
+    now_ns: u64,
+    out_retry_after_ns: *mut u64,
+) -> seawall_status {
+    guard(|| {
+        // SAFETY: the caller's promise on `limiter`.
+        let l = unsafe { keyed(limiter) }?;
+        let bytes: &[u8] = if key_len == 0 {
+            &[]
+        } else if key.is_null() {
+            return Err(Failure::null("key"));
+        } else {
+            // SAFETY: non-NULL and readable for `key_len` bytes (the caller's promise).
+            unsafe { core::slice::from_raw_parts(key, key_len) }
+        };
+        let word = key_of_bytes(l.key_seed(), bytes);
+        decided(l.try_acquire(word, n, now_ns), out_retry_after_ns)
     })
 }
 

@@ -199,6 +199,23 @@ static void keyed(void) {
   CHECK_U64(retry, 0);
   CHECK_STATUS(seawall_keyed_rate_limiter_try_acquire(k, other, 4, 0, &retry),
                SEAWALL_STATUS_INVALID_CONFIG);
+  /* Byte-string keys: one key is one limit, whatever buffer holds it. */
+  {
+    const char *id = "client-42";
+    char copy[16];
+    memcpy(copy, id, 10);
+    CHECK_STATUS(seawall_keyed_rate_limiter_try_acquire_bytes(k, (const uint8_t *)id, 9, 3, 0, &retry),
+                 SEAWALL_STATUS_OK);
+    CHECK_STATUS(seawall_keyed_rate_limiter_try_acquire_bytes(k, (const uint8_t *)copy, 9, 1, 0, &retry),
+                 SEAWALL_STATUS_REJECTED);
+    CHECK_U64(retry, 100 * MS);
+    CHECK_STATUS(seawall_keyed_rate_limiter_try_acquire_bytes(k, NULL, 0, 1, 0, &retry),
+                 SEAWALL_STATUS_OK);
+    CHECK_STATUS(seawall_keyed_rate_limiter_try_acquire_bytes(k, NULL, 3, 1, 0, &retry),
+                 SEAWALL_STATUS_NULL_ARGUMENT);
+    CHECK_STATUS(seawall_keyed_rate_limiter_try_acquire_bytes(NULL, (const uint8_t *)id, 9, 1, 0, &retry),
+                 SEAWALL_STATUS_NULL_ARGUMENT);
+  }
   seawall_keyed_rate_limiter_free(k);
 }
 
