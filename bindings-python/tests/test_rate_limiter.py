@@ -88,7 +88,8 @@ def test_burst_defaults_to_rate_and_properties():
         ({"rate": 10, "burst": 0}, "burst"),
         ({"rate": 10, "burst": 2**32}, "burst"),
         ({"rate": 2000, "per": 1e-6}, "rate"),  # T = 1000 ns / 2000 < 1 ns
-        ({"rate": 10, "max_wait": -1}, "timeout"),
+        ({"rate": 10, "max_wait": -1}, "max_wait"),
+        ({"rate": 2**70}, "rate"),
     ],
 )
 def test_invalid_configs_name_the_argument(kw, field):
@@ -341,3 +342,17 @@ def test_prometheus_counts_admitted_and_rejected():
     reg.register(SeawallCollector(rl))
     assert reg.get_sample_value("seawall_rate_limiter_admitted_total", {"name": "quota"}) == 3
     assert reg.get_sample_value("seawall_rate_limiter_rejected_total", {"name": "quota"}) == 2
+
+
+def test_a_request_that_never_conforms_is_refused_at_once():
+    # 0.7 s before the end of the u64 clock, one cell per 10 s: the cell would
+    # end past 2**64 - 1 ns, so no wait admits it (retry-after inf).
+    c = Clock(18446744073.0)
+    rl = seawall.RateLimiter(1, per=10.0, burst=1, clock=c, sleep=c.sleep)
+    assert rl.take() == float("inf")
+    assert rl.acquire() is False
+    with pytest.raises(seawall.RateLimitedError) as e:
+        with rl:
+            pass
+    assert e.value.retry_after == float("inf")
+    assert c.slept == []

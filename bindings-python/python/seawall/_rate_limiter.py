@@ -49,13 +49,14 @@ def key_word(key: Any) -> Tuple[Optional[int], Optional[bytes]]:
     raise TypeError(f"a rate limiter key is an int, str or bytes, got {type(key).__name__}")
 
 
-def _timeout(timeout: Optional[float]) -> float:
+def _timeout(timeout: Optional[float], field: str = "timeout") -> float:
+    """A wait limit in seconds (``None``: none) as a float (``inf``: none)."""
     if timeout is None:
         return math.inf
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
-        raise TypeError(f"timeout must be seconds (a number) or None, got {timeout!r}")
+        raise TypeError(f"{field} must be seconds (a number) or None, got {timeout!r}")
     if math.isnan(timeout) or timeout < 0:
-        raise SeawallConfigError(f"invalid timeout: must be seconds >= 0, got {timeout}", "timeout")
+        raise SeawallConfigError(f"invalid {field}: must be seconds >= 0, got {timeout}", field)
     return float(timeout)
 
 
@@ -117,9 +118,12 @@ class RateLimiter:
             raise TypeError(f"per must be seconds (a number), got {per!r}")
         if burst is None:
             burst = max(1, min(rate, 2**32 - 1))
-        self._max_wait = _timeout(max_wait)
+        self._max_wait = _timeout(max_wait, "max_wait")
+        # Past i64 no value is valid: the native side refuses it by name
+        # instead of overflowing.
+        big = 2**63 - 1
         self._native = _native.RateLimiter(
-            rate, float(per), burst, keyed=keyed, name=name, shared=shared, clock=clock
+            min(rate, big), float(per), min(burst, big), keyed=keyed, name=name, shared=shared, clock=clock
         )
         self._native_take = self._native.take
         self.wait = bool(wait)
@@ -216,7 +220,7 @@ class RateLimiter:
             wait = self._take(n, key)
             if wait is None:
                 return True
-            if self._now() - start + wait > limit:
+            if math.isinf(wait) or self._now() - start + wait > limit:
                 return False
             self._sleep(wait)
 
@@ -231,7 +235,7 @@ class RateLimiter:
             wait = self._take(n, key)
             if wait is None:
                 return True
-            if self._now() - start + wait > limit:
+            if math.isinf(wait) or self._now() - start + wait > limit:
                 return False
             await self._async_sleep(wait)
 
@@ -254,7 +258,7 @@ class RateLimiter:
             wait = self._take(1, key)
             if wait is None:
                 return
-            if self._now() - start + wait > limit:
+            if math.isinf(wait) or self._now() - start + wait > limit:
                 raise self._refused(wait, key)
             self._sleep(wait)
 
@@ -265,7 +269,7 @@ class RateLimiter:
             wait = self._take(1, key)
             if wait is None:
                 return
-            if self._now() - start + wait > limit:
+            if math.isinf(wait) or self._now() - start + wait > limit:
                 raise self._refused(wait, key)
             await self._async_sleep(wait)
 
