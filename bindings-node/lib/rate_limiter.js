@@ -188,7 +188,9 @@ class RateLimiter {
           return settle(reject, e);
         }
         if (wait === 0) return settle(resolve, undefined);
-        if (performance.now() - start + wait > limit) return settle(reject, this._refused(wait, key));
+        // A request that never conforms (past the end of the clock) is refused
+        // at once, whatever the limit: no wait would admit it.
+        if (wait === Infinity || performance.now() - start + wait > limit) return settle(reject, this._refused(wait, key));
         timer = new LongTimer(attempt, wait);
         return undefined;
       };
@@ -229,7 +231,7 @@ class RateLimiter {
     const start = performance.now();
     const wait = this.take(1, key === undefined ? undefined : { key });
     if (wait !== 0) {
-      if (wait > limit) throw this._refused(wait, key);
+      if (wait === Infinity || wait > limit) throw this._refused(wait, key);
       await this._wait(1, key, signal, limit, start, wait);
     }
     return fn(signal === undefined && deadline === undefined ? NO_SIGNAL : { signal, deadline });
