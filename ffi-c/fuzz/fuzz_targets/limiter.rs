@@ -4,7 +4,8 @@
 //! `max(TAT, now) + n·T` fits the u64 clock, else the retry-after is the excess
 //! over `τ` (`u64::MAX` past the clock's end); `n ∉ 1 ..= burst` is a
 //! configuration error that changes nothing. Keyed: one model word per slot the
-//! library reports, so keys on one slot share its cells.
+//! library reports, so keys on one slot share its cells; byte-string keys, on a
+//! limiter of their own, by what two takes at one instant may return.
 
 use std::collections::HashMap;
 use std::ptr;
@@ -31,6 +32,12 @@ pub enum LimiterOp {
     Take(u32),
     TakeKeyed {
         key: u64,
+        n: u32,
+    },
+    /// A byte-string key, on a limiter of its own: the model cannot know its
+    /// slot, so the same bytes are taken twice at one instant.
+    TakeBytes {
+        key: Vec<u8>,
         n: u32,
     },
     /// Move the limiters' clock this far ahead (saturating), to reach the end
@@ -81,6 +88,9 @@ pub struct Limiters<'a> {
     model: Option<Option<Model>>,
     single: Option<Single>,
     keyed: Option<Keyed>,
+    /// Its own keyed limiter for byte-string keys, whose slots the model
+    /// cannot know.
+    by_bytes: Option<*mut seawall_keyed_rate_limiter>,
     leap: u64,
 }
 
@@ -91,6 +101,7 @@ impl<'a> Limiters<'a> {
             model: None,
             single: None,
             keyed: None,
+            by_bytes: None,
             leap: 0,
         }
     }
@@ -129,7 +140,12 @@ impl<'a> Limiters<'a> {
             // SAFETY: valid config and out pointers.
             let s = unsafe { seawall_keyed_rate_limiter_new(&raw const cfg, &raw mut k) };
             check(s == want && k.is_null() != valid, "keyed limiter config");
+            let mut b = ptr::null_mut();
+            // SAFETY: valid config and out pointers.
+            let s = unsafe { seawall_keyed_rate_limiter_new(&raw const cfg, &raw mut b) };
+            check(s == want && b.is_null() != valid, "keyed limiter config");
             if valid {
+                self.by_bytes = Some(b);
                 self.single = Some(Single { h, tat: 0 });
                 self.keyed = Some(Keyed {
                     h: k,
@@ -175,6 +191,33 @@ impl<'a> Limiters<'a> {
                 let tat = k.tats.get(&slot).copied().unwrap_or(0);
                 k.tats.insert(slot, expect(m, tat, n, now, s, retry));
             }
+            LimiterOp::TakeBytes { ref key, n } => {
+                let h = self.by_bytes.unwrap();
+                let mut first = 0xDEAD_BEEF;
+                let mut second = 0xDEAD_BEEF;
+                // SAFETY: live handle; `key` is readable for its length; valid out pointers.
+                let (s1, s2) = unsafe {
+                    (
+                        seawall_keyed_rate_limiter_try_acquire_bytes(
+                            h,
+                            key.as_ptr(),
+                            key.len(),
+                            n,
+                            now,
+                            &raw mut first,
+                        ),
+                        seawall_keyed_rate_limiter_try_acquire_bytes(
+                            h,
+                            key.as_ptr(),
+                            key.len(),
+                            n,
+                            now,
+                            &raw mut second,
+                        ),
+                    )
+                };
+                check_pair(m, n, (s1, first), (s2, second));
+            }
         }
     }
 
@@ -188,6 +231,40 @@ impl<'a> Limiters<'a> {
             // SAFETY: live handle, freed once.
             unsafe { seawall_keyed_rate_limiter_free(k.h) };
         }
+        if let Some(b) = self.by_bytes.take() {
+            // SAFETY: live handle, freed once.
+            unsafe { seawall_keyed_rate_limiter_free(b) };
+        }
+    }
+}
+
+/// Two takes of `n` cells at one instant on one slot whose state is unknown:
+/// an invalid `n` refuses both alike; a second admission needs the first
+/// (admitting 2n at once fits the burst only when a rested slot would); a
+/// refusal after a refusal waits no less.
+fn check_pair(m: Model, n: u32, (s1, r1): (S, u64), (s2, r2): (S, u64)) {
+    if n == 0 || n > m.burst {
+        check(
+            s1 == S::InvalidConfig && s2 == S::InvalidConfig,
+            "invalid n refused twice",
+        );
+        return;
+    }
+    check(
+        matches!(s1, S::Ok | S::Rejected) && matches!(s2, S::Ok | S::Rejected),
+        "take statuses",
+    );
+    if s1 == S::Rejected {
+        check(
+            s2 == S::Rejected && r2 == r1,
+            "the same refusal twice at one instant",
+        );
+    }
+    if s2 == S::Ok {
+        check(
+            s1 == S::Ok && 2 * u64::from(n) <= u64::from(m.burst),
+            "two admissions fit one burst",
+        );
     }
 }
 
