@@ -370,6 +370,21 @@ def table(out: Path) -> int:
         p()
         p(f"A bare call costs {ns(n.get('bare call'))} ns. seawall's other overheads: {ctx} ns.")
         p()
+        rl = py.get("rate_limiter")
+        if rl:
+            c = rl["ns_per_check"]
+            mine, peer = c.get("seawall RateLimiter try_acquire"), c.get("limits moving window hit")
+            p(f"Rate limiter, an admitted check, ns per call (best batch of {rl['batch']} after a reset; "
+              "`limits`' moving window inserts each hit at the front of its list, so this is its cheapest case):")
+            p()
+            p("| operation | seawall ns | peer | peer ns | peer ÷ seawall |")
+            p("|---|--:|---|--:|--:|")
+            p(f"| `RateLimiter.try_acquire()` vs `MovingWindowRateLimiter(MemoryStorage()).hit()` | {ns(mine)} | "
+              f"limits {v.get('limits', '(not installed)')} | {ns(peer)} | {ratio(peer / mine) if mine and peer else '—'} |")
+            p()
+            targets.add(None if not (mine and peer) else peer / mine >= 5,
+                        f"Python rate limiter ≥ 5× cheaper per admitted check than limits (moving window, memory): "
+                        f"{(peer / mine) if mine and peer else float('nan'):.1f}×")
     if node:
         n = node["ns_per_call"]
         bare = n.get("bare await", 0.0)
@@ -398,6 +413,24 @@ def table(out: Path) -> int:
         p()
         p(f"A bare `await` costs {ns(bare)} ns.")
         p()
+        rl = node.get("rate_limiter")
+        if rl:
+            c = rl["ns_per_call"]
+            mine, sync, peer = (c.get("seawall RateLimiter execute"), c.get("seawall RateLimiter tryAcquire"),
+                                c.get("bottleneck schedule (local)"))
+            p(f"Rate limiter, an admitted call, ns per call (median of {node['rounds']} rounds of {rl['calls']} calls, "
+              f"bottleneck's of {rl['bottleneck_calls']}: its local datastore yields to the event loop with "
+              "`setTimeout(0)` for each job):")
+            p()
+            p("| operation | seawall ns | peer | peer ns | peer ÷ seawall |")
+            p("|---|--:|---|--:|--:|")
+            p(f"| `await limiter.execute(noop)` vs `await bottleneck.schedule(noop)` | {ns(mine)} | "
+              f"bottleneck {v.get('bottleneck', '')} (local) | {ns(peer)} | {ratio(peer / mine) if mine and peer else '—'} |")
+            p(f"| `limiter.tryAcquire()` (synchronous) | {ns(sync)} | | | |")
+            p()
+            targets.add(None if not (mine and peer) else peer / mine >= 5,
+                        f"Node rate limiter ≥ 5× cheaper per admitted call than bottleneck (local): "
+                        f"{(peer / mine) if mine and peer else float('nan'):.1f}×")
 
     # ---------------------------------------------------------------- targets
     p("### Targets, from this run")

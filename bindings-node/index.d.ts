@@ -104,7 +104,7 @@ export declare function constants(): NativeConstants
  * `breakerStateWord(h)`, `semaphoreAcquire(h, priority, wait)`,
  * `semaphoreRelease(h, head)`, `semaphorePoll(h, ticket)`,
  * `semaphoreCancel(h, ticket)`, `retryBudgetDeposit(h)`,
- * `retryThrottleRecordSuccess(h)`.
+ * `retryThrottleRecordSuccess(h)`, `rateLimiterTake(h, n)`.
  */
 export declare function fastFunctions(): Record<string, (...args: number[]) => number>
 
@@ -339,6 +339,32 @@ export interface NativeNamedCode {
   code: number
 }
 
+/** A rate limiter configuration: `rate` cells per `perMs`, bursts of `burst`. */
+export interface NativeRateLimiterConfig {
+  /** Cells per period (whole, ≥ 1). */
+  rate: number
+  /** The period (ms, > 0). */
+  perMs: number
+  /** Cells a rested limiter gives at once (whole, ≥ 1). */
+  burst: number
+}
+
+/** What a limiter is. */
+export interface NativeRateLimiterInfo {
+  /** Cells per period. */
+  rate: number
+  /** The period (ms). */
+  perMs: number
+  /** Cells a rested limiter gives at once. */
+  burst: number
+  /** One limit per key. */
+  keyed: boolean
+  /** In a region shared by the processes of the host. */
+  shared: boolean
+  /** This handle created (initialised) it. */
+  created: boolean
+}
+
 /**
  * A retry budget configuration (absent = DESIGN §4 default: ttl 10 s, 10 retries
  * per second, 20 %).
@@ -412,13 +438,41 @@ export interface NativeSemaphoreHolders {
   waitingHere: number
 }
 
-/** Occupancy at one instant. */
 export interface NativeSemaphoreSnapshot {
   /** Permits held (granted waiters included). */
   active: number
   /** Live waiters. */
   queued: number
 }
+
+/** What the limiter is. */
+export declare function rateLimiterInfo(h: number): NativeRateLimiterInfo
+
+/**
+ * A rate limiter in this process, or (with `shared`) the one named `shared`
+ * in `/dev/shm`, created or attached; keyed, every key gets the limit in one
+ * of 4096 slots. Returns the token that owns it. Throws on an invalid
+ * configuration (naming `rate`, `perMs` or `burst`) or a region that cannot
+ * be opened.
+ */
+export declare function rateLimiterNew(config: NativeRateLimiterConfig, keyed: boolean, shared?: string | undefined | null): ExternalObject<Token>
+
+/** [`rate_limiter_take`] at `now_ms` of the caller's clock. */
+export declare function rateLimiterTakeAt(h: number, n: number, nowMs: number): number
+
+/**
+ * Take `n` cells for `key` of a keyed limiter now (or at `now_ms`): a string
+ * (its UTF-8 bytes through `key_of_bytes` with the limiter's seed, the same in
+ * every process and binding) or an integer number (as a 64-bit two's
+ * complement word). 0 when admitted, else the retry-after in ms.
+ */
+export declare function rateLimiterTakeKey(h: number, key: string | number, n: number, nowMs?: number | undefined | null): number
+
+/**
+ * Remove the shared rate limiter `name` (`keyed`: the keyed one); a missing
+ * one is fine. Processes attached to it keep theirs.
+ */
+export declare function rateLimiterUnlinkShared(name: string, keyed?: boolean | undefined | null): void
 
 /** [`retry_budget_deposit`] at `now_ms` of the caller's clock. */
 export declare function retryBudgetDepositAt(h: number, nowMs: number): void

@@ -80,6 +80,13 @@
 #define SEAWALL_HEALTH_MAX_BUCKETS 60
 
 /**
+ * Slots of a keyed rate limiter: a key shares its slot (and so its cells)
+ * with another of `K` active keys with probability about `K / 4096`; a
+ * collision only makes the limit stricter.
+ */
+#define SEAWALL_KEYED_RATE_LIMITER_SLOTS 4096
+
+/**
  * Largest `max_concurrent` of a semaphore.
  */
 #define SEAWALL_SEMAPHORE_MAX_CONCURRENT 4096
@@ -112,7 +119,8 @@ enum seawall_status
   SEAWALL_STATUS_INVALID_CONFIG = 2,
   /**
    * Not an error: the breaker or semaphore refused the call (see
-   * `seawall_rejection`, `seawall_semaphore_rejection`).
+   * `seawall_rejection`, `seawall_semaphore_rejection`), or the rate limiter
+   * is over its rate (see its `out_retry_after_ns`).
    */
   SEAWALL_STATUS_REJECTED = 3,
   /**
@@ -232,6 +240,20 @@ typedef struct seawall_breaker seawall_breaker;
  * may be called from any number of threads at once.
  */
 typedef struct seawall_health seawall_health;
+
+/**
+ * A keyed rate limiter (opaque): every key (a `uint64_t`, e.g. a hash of a
+ * client id) gets its own limit, in `SEAWALL_KEYED_RATE_LIMITER_SLOTS` slots.
+ * Thread-safe as `seawall_rate_limiter`.
+ */
+typedef struct seawall_keyed_rate_limiter seawall_keyed_rate_limiter;
+
+/**
+ * A rate limiter (opaque), shared by every caller of one dependency. Every
+ * function taking a `const seawall_rate_limiter *` may be called from any
+ * number of threads at once.
+ */
+typedef struct seawall_rate_limiter seawall_rate_limiter;
 
 /**
  * A retry budget (opaque), shared by every caller of one dependency. Every
@@ -721,6 +743,31 @@ typedef struct seawall_health_snapshot {
    */
   uint32_t reserved;
 } seawall_health_snapshot;
+
+/**
+ * Rate limiter configuration (DESIGN §10, the GCRA of the ATM Forum, as in
+ * Rust's `governor`): `rate` cells per `period_ns`, bursts of up to `burst`.
+ * Start from `seawall_rate_limiter_config_default()`.
+ */
+typedef struct seawall_rate_limiter_config {
+  /**
+   * Cells per period (1 ..= `period_ns`: one cell comes back every
+   * `period_ns / rate` ns, rounded down, at least 1 ns). Default 100.
+   */
+  uint64_t rate;
+  /**
+   * The period `rate` counts over (ns, ≥ 1). Default 1 000 000 000 (1 s).
+   */
+  uint64_t period_ns;
+  /**
+   * Cells a rested limiter gives at once (≥ 1). Default 10.
+   */
+  uint32_t burst;
+  /**
+   * Zero.
+   */
+  uint32_t reserved;
+} seawall_rate_limiter_config;
 
 /**
  * Retry budget configuration (DESIGN §4, Finagle `RetryBudget`). Start from
@@ -1709,6 +1756,263 @@ seawall_status seawall_health_quantile(const struct seawall_health *health,
  * Always safe to call; the string is static.
  */
 const char *seawall_health_status_name(seawall_health_status status);
+
+/**
+ * seawall's defaults: 100 cells per second, bursts of 10.
+ *
+ * # Safety
+ * Always safe to call, from any thread.
+ */
+struct seawall_rate_limiter_config seawall_rate_limiter_config_default(void);
+
+/**
+ * Create a rate limiter in this process's memory, rested (a whole burst
+ * available). On success `*out` is a new handle the caller owns and releases
+ * with `seawall_rate_limiter_free`; on failure `*out` is NULL and the message
+ * names the invalid field.
+ *
+ * # Safety
+ * `config` is NULL or readable; `out` is NULL or writable. Thread-safe.
+ */
+seawall_status seawall_rate_limiter_new(const struct seawall_rate_limiter_config *config,
+                                        struct seawall_rate_limiter **out);
+
+/**
+ * Release a handle. NULL is fine. A shared limiter stays in its region.
+ *
+ * # Safety
+ * `limiter` is NULL or a handle from this library not freed yet; no other
+ * thread may use it during or after this call.
+ */
+void seawall_rate_limiter_free(struct seawall_rate_limiter *limiter);
+
+/**
+ * Create or attach the rate limiter `name` shared by every process of the
+ * host (`/dev/shm/seawall-rate-limiter-<name>`), as
+ * `seawall_breaker_open_shared` does for breakers: one creator, the others
+ * attach without changing anything; another configuration is
+ * `SEAWALL_STATUS_CONFIG_MISMATCH`, a file this user may not trust
+ * `SEAWALL_STATUS_REGION_UNTRUSTED`.
+ *
+ * # Safety
+ * `name` is NULL or a NUL-terminated string; `config` and `out` as in
+ * `seawall_rate_limiter_new`. Thread-safe.
+ */
+seawall_status seawall_rate_limiter_open_shared(const char *name,
+                                                const struct seawall_rate_limiter_config *config,
+                                                struct seawall_rate_limiter **out);
+
+/**
+ * Remove the shared rate limiter `name` (a missing one is fine).
+ *
+ * # Safety
+ * `name` is NULL or a NUL-terminated string. Thread-safe.
+ */
+seawall_status seawall_rate_limiter_unlink_shared(const char *name);
+
+/**
+ * Bytes of memory `seawall_rate_limiter_init_in` needs.
+ *
+ * # Safety
+ * Always safe to call.
+ */
+size_t seawall_rate_limiter_size(void);
+
+/**
+ * Alignment (bytes) of memory for `seawall_rate_limiter_init_in`.
+ *
+ * # Safety
+ * Always safe to call.
+ */
+size_t seawall_rate_limiter_align(void);
+
+/**
+ * Build a rate limiter in memory the caller brings (`len` bytes at `mem`,
+ * aligned to `seawall_rate_limiter_align()`, at least
+ * `seawall_rate_limiter_size()` long, else `SEAWALL_STATUS_BAD_REGION`).
+ *
+ * # Safety
+ * `mem` is NULL or valid for reads and writes of `len` bytes until every
+ * handle on it is freed, and used by no one else during this call; `config`
+ * and `out` as in `seawall_rate_limiter_new`.
+ */
+seawall_status seawall_rate_limiter_init_in(void *mem,
+                                            size_t len,
+                                            const struct seawall_rate_limiter_config *config,
+                                            struct seawall_rate_limiter **out);
+
+/**
+ * Attach to a rate limiter `seawall_rate_limiter_init_in` built in this
+ * memory. Changes nothing; errors as for `seawall_semaphore_attach`.
+ *
+ * # Safety
+ * `mem` is NULL or valid for reads and writes of `len` bytes until the handle
+ * is freed, and holds a region `seawall_*_init_in` built or anything whose
+ * header fails the checks; `out` as in `seawall_rate_limiter_new`.
+ */
+seawall_status seawall_rate_limiter_attach(void *mem,
+                                           size_t len,
+                                           struct seawall_rate_limiter **out);
+
+/**
+ * `*out = true` when this handle created (initialised) its limiter.
+ *
+ * # Safety
+ * `limiter` is NULL or a live handle; `out` is NULL or writable. Thread-safe.
+ */
+seawall_status seawall_rate_limiter_created(const struct seawall_rate_limiter *limiter, bool *out);
+
+/**
+ * The configuration the limiter runs with (for a shared one, its creator's).
+ *
+ * # Safety
+ * `limiter` is NULL or a live handle; `out` is NULL or writable. Thread-safe.
+ */
+seawall_status seawall_rate_limiter_get_config(const struct seawall_rate_limiter *limiter,
+                                               struct seawall_rate_limiter_config *out);
+
+/**
+ * Take `n` cells at `now_ns` (the caller's monotonic clock), all or none, in
+ * one atomic step. `SEAWALL_STATUS_OK`: admitted, `*out_retry_after_ns = 0`.
+ * `SEAWALL_STATUS_REJECTED`: over the rate, nothing taken; the same request
+ * conforms `*out_retry_after_ns` ns after `now_ns` unless others take cells
+ * first (`UINT64_MAX`: never, past the end of the clock).
+ * `SEAWALL_STATUS_INVALID_CONFIG`: `n` is 0 or above `burst` (no time would
+ * admit it). `out_retry_after_ns` may be NULL. Lock-free, no allocation.
+ *
+ * # Safety
+ * `limiter` is NULL or a live handle; `out_retry_after_ns` is NULL or
+ * writable. Thread-safe.
+ */
+seawall_status seawall_rate_limiter_try_acquire(const struct seawall_rate_limiter *limiter,
+                                                uint32_t n,
+                                                uint64_t now_ns,
+                                                uint64_t *out_retry_after_ns);
+
+/**
+ * Create a keyed rate limiter in this process's memory: every key rested,
+ * the key hash seeded from OS randomness (so clients cannot choose keys that
+ * collide with a victim's). Ownership and errors as `seawall_rate_limiter_new`.
+ *
+ * # Safety
+ * As `seawall_rate_limiter_new`.
+ */
+seawall_status seawall_keyed_rate_limiter_new(const struct seawall_rate_limiter_config *config,
+                                              struct seawall_keyed_rate_limiter **out);
+
+/**
+ * Release a keyed handle. NULL is fine. A shared limiter stays in its region.
+ *
+ * # Safety
+ * As `seawall_rate_limiter_free`.
+ */
+void seawall_keyed_rate_limiter_free(struct seawall_keyed_rate_limiter *limiter);
+
+/**
+ * Create or attach the keyed rate limiter `name` shared by every process of
+ * the host (`/dev/shm/seawall-keyed-rate-limiter-<name>`); attachers use the
+ * creator's key seed. Errors as `seawall_rate_limiter_open_shared`.
+ *
+ * # Safety
+ * As `seawall_rate_limiter_open_shared`.
+ */
+seawall_status seawall_keyed_rate_limiter_open_shared(const char *name,
+                                                      const struct seawall_rate_limiter_config *config,
+                                                      struct seawall_keyed_rate_limiter **out);
+
+/**
+ * Remove the shared keyed rate limiter `name` (a missing one is fine).
+ *
+ * # Safety
+ * `name` is NULL or a NUL-terminated string. Thread-safe.
+ */
+seawall_status seawall_keyed_rate_limiter_unlink_shared(const char *name);
+
+/**
+ * Bytes of memory `seawall_keyed_rate_limiter_init_in` needs.
+ *
+ * # Safety
+ * Always safe to call.
+ */
+size_t seawall_keyed_rate_limiter_size(void);
+
+/**
+ * Alignment (bytes) of memory for `seawall_keyed_rate_limiter_init_in`.
+ *
+ * # Safety
+ * Always safe to call.
+ */
+size_t seawall_keyed_rate_limiter_align(void);
+
+/**
+ * Build a keyed rate limiter in memory the caller brings, as
+ * `seawall_rate_limiter_init_in` (with `seawall_keyed_rate_limiter_size()` and
+ * `_align()`), its key hash seeded from OS randomness.
+ *
+ * # Safety
+ * As `seawall_rate_limiter_init_in`.
+ */
+seawall_status seawall_keyed_rate_limiter_init_in(void *mem,
+                                                  size_t len,
+                                                  const struct seawall_rate_limiter_config *config,
+                                                  struct seawall_keyed_rate_limiter **out);
+
+/**
+ * Attach to a keyed rate limiter `seawall_keyed_rate_limiter_init_in` built in
+ * this memory. Changes nothing.
+ *
+ * # Safety
+ * As `seawall_rate_limiter_attach`.
+ */
+seawall_status seawall_keyed_rate_limiter_attach(void *mem,
+                                                 size_t len,
+                                                 struct seawall_keyed_rate_limiter **out);
+
+/**
+ * Take `n` cells for `key` at `now_ns`, as `seawall_rate_limiter_try_acquire`
+ * on the key's own limit. Keys that share a slot share its cells (stricter,
+ * never looser).
+ *
+ * # Safety
+ * `limiter` is NULL or a live handle; `out_retry_after_ns` is NULL or
+ * writable. Thread-safe.
+ */
+seawall_status seawall_keyed_rate_limiter_try_acquire(const struct seawall_keyed_rate_limiter *limiter,
+                                                      uint64_t key,
+                                                      uint32_t n,
+                                                      uint64_t now_ns,
+                                                      uint64_t *out_retry_after_ns);
+
+/**
+ * Take `n` cells for the byte-string key of `key_len` bytes at `key` (a
+ * client id, an API token), as `seawall_keyed_rate_limiter_try_acquire`. The
+ * bytes are folded with the limiter's own seed exactly as the Python and Node
+ * packages fold their string keys (UTF-8), so processes of every language
+ * sharing one limiter agree on every key. `key` may be NULL when `key_len` is
+ * 0.
+ *
+ * # Safety
+ * `limiter` is NULL or a live handle; `key` is valid for reads of `key_len`
+ * bytes (or NULL with `key_len` 0); `out_retry_after_ns` is NULL or
+ * writable. Thread-safe.
+ */
+seawall_status seawall_keyed_rate_limiter_try_acquire_bytes(const struct seawall_keyed_rate_limiter *limiter,
+                                                            const uint8_t *key,
+                                                            size_t key_len,
+                                                            uint32_t n,
+                                                            uint64_t now_ns,
+                                                            uint64_t *out_retry_after_ns);
+
+/**
+ * `*out` = the slot (`0 .. SEAWALL_KEYED_RATE_LIMITER_SLOTS`) `key` uses: keys
+ * with the same slot share one limit.
+ *
+ * # Safety
+ * `limiter` is NULL or a live handle; `out` is NULL or writable. Thread-safe.
+ */
+seawall_status seawall_keyed_rate_limiter_slot_of(const struct seawall_keyed_rate_limiter *limiter,
+                                                  uint64_t key,
+                                                  uint32_t *out);
 
 /**
  * The DESIGN §4 defaults: ttl 10 s, 10 retries per second, 20 %.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The C ABI tests: C programs (ffi-c/tests/c/*.c and the examples of ffi-c/README.md)
+# The C ABI tests: C programs (ffi-c/tests/c/*.c, the rate limiter's among them, and the examples of ffi-c/README.md)
 # compiled with -std=c99 -Wall -Wextra -Werror -pedantic against libseawall.a and
 # libseawall.so, run natively and under valgrind; once more built with
 # -fsanitize=address,undefined; a C++11 program including the header twice; the
@@ -50,8 +50,8 @@ diff <(nm -D --defined-only "$LIB/libseawall.so" | awk '{print $3}' | sort) \
     tr -d '(' | sort -u)
 
 declare -A source=([api]="$SRC/api.c" [multiprocess]="$SRC/multiprocess.c"
-  [quickstart]="$OUT/quickstart.c" [bulkhead]="$OUT/bulkhead.c")
-for prog in api multiprocess quickstart bulkhead; do
+  [rate_limiter]="$SRC/rate_limiter.c" [quickstart]="$OUT/quickstart.c" [bulkhead]="$OUT/bulkhead.c")
+for prog in api multiprocess rate_limiter quickstart bulkhead; do
   step "compile $prog (C99, static and shared)"
   "$CC" "${CFLAGS[@]}" "${source[$prog]}" -o "$OUT/$prog-static" "${STATIC[@]}"
   "$CC" "${CFLAGS[@]}" "${source[$prog]}" -o "$OUT/$prog-shared" "${SHARED[@]}"
@@ -71,6 +71,7 @@ bulkhead_says() { # likewise
 for link in static shared; do
   step "run ($link)"
   "$OUT/api-$link"
+  "$OUT/rate_limiter-$link"
   "$OUT/multiprocess-$link" 6 200000
   "$OUT/quickstart-$link" >"$OUT/quickstart.out"
   quickstart_says "$OUT/quickstart.out"
@@ -83,6 +84,7 @@ if command -v valgrind >/dev/null; then
   for link in static shared; do
     step "valgrind ($link)"
     "${VALGRIND[@]}" "$OUT/api-$link"
+    "${VALGRIND[@]}" "$OUT/rate_limiter-$link"
     "${VALGRIND[@]}" "$OUT/multiprocess-$link" 4 2000
     "${VALGRIND[@]}" "$OUT/quickstart-$link" >"$OUT/quickstart.out"
     quickstart_says "$OUT/quickstart.out"
@@ -96,11 +98,12 @@ fi
 
 step "AddressSanitizer + UndefinedBehaviorSanitizer (static)"
 SAN=(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all)
-for prog in api multiprocess quickstart bulkhead; do
+for prog in api multiprocess rate_limiter quickstart bulkhead; do
   "$CC" "${CFLAGS[@]}" "${SAN[@]}" "${source[$prog]}" -o "$OUT/$prog-asan" "${STATIC[@]}"
 done
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1
 "$OUT/api-asan"
+"$OUT/rate_limiter-asan"
 "$OUT/multiprocess-asan" 4 20000
 "$OUT/quickstart-asan" >"$OUT/quickstart.out"
 quickstart_says "$OUT/quickstart.out"

@@ -4,8 +4,11 @@
 // run: `execute` on an already-resolved no-op through seawall's CircuitBreaker,
 // opossum (default options, and timeout: false), cockatiel's circuit breaker and
 // a bare `await`; then a retry + breaker + timeout pipeline, seawall's wrap()
-// against cockatiel's wrap(retry, breaker, timeout). Contenders run interleaved
-// in rounds and each keeps its median round, so drift hits all of them alike.
+// against cockatiel's wrap(retry, breaker, timeout); then an admitted call
+// through a rate limiter, seawall's RateLimiter (execute, and the synchronous
+// tryAcquire) against bottleneck in local mode (schedule). Contenders run
+// interleaved in rounds and each keeps its median round, so drift hits all of
+// them alike.
 // Prints ns per call and the ratios; nothing here is a pass/fail test.
 //
 //   node benches/node/bench.js          # full run
@@ -17,12 +20,18 @@ const path = require('node:path');
 const seawall = require(path.join(__dirname, '..', '..', 'bindings-node'));
 const OpossumBreaker = require('opossum');
 const cockatiel = require('cockatiel');
+const Bottleneck = require('bottleneck');
 
 const quick = process.argv.includes('--quick');
 const jsonAt = process.argv.indexOf('--json');
 const jsonPath = jsonAt >= 0 ? process.argv[jsonAt + 1] : undefined;
 const CALLS = quick ? 5_000 : 200_000;
 const ROUNDS = quick ? 3 : 9;
+const LIMITER_CALLS = quick ? 2_000 : 20_000;
+// bottleneck's local datastore yields to the event loop with setTimeout(0) as
+// it registers and frees each job, so one awaited call takes milliseconds:
+// fewer of them per round keep the run short.
+const BOTTLENECK_CALLS = quick ? 20 : 300;
 
 const noop = () => Promise.resolve(1);
 
@@ -55,10 +64,40 @@ function contenders() {
   };
 }
 
-async function round(fn) {
+/**
+ * Rate limiters with the same quota, so every call is admitted: 10⁹ calls per
+ * second in bursts of 2³² − 1 (seawall), a reservoir of 2⁵³ − 1 and no minTime
+ * or concurrency cap (bottleneck, local datastore).
+ */
+function limiterContenders() {
+  const sw = new seawall.RateLimiter({ rate: 1e9, perMs: 1000, burst: 2 ** 32 - 1 });
+  const bn = new Bottleneck({ reservoir: Number.MAX_SAFE_INTEGER });
+  return {
+    'bare await': () => noop(),
+    'seawall RateLimiter execute': () => sw.execute(noop),
+    'seawall RateLimiter tryAcquire': () => sw.tryAcquire(),
+    'bottleneck schedule (local)': () => bn.schedule(noop),
+  };
+}
+
+async function round(fn, calls = CALLS) {
   const t0 = process.hrtime.bigint();
-  for (let i = 0; i < CALLS; i++) await fn();
-  return Number(process.hrtime.bigint() - t0) / CALLS;
+  for (let i = 0; i < calls; i++) await fn();
+  return Number(process.hrtime.bigint() - t0) / calls;
+}
+
+/**
+ * Every contender's median round (ns per call), interleaved round by round;
+ * `calls(name)` is how many calls a round of that contender makes.
+ */
+async function measure(c, calls) {
+  const names = Object.keys(c);
+  for (const n of names) await round(c[n], calls(n)); // warm up every contender first
+  const samples = Object.fromEntries(names.map((n) => [n, []]));
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const n of names) samples[n].push(await round(c[n], calls(n)));
+  }
+  return Object.fromEntries(names.map((n) => [n, median(samples[n])]));
 }
 
 function median(xs) {
@@ -69,12 +108,7 @@ function median(xs) {
 async function main() {
   const c = contenders();
   const names = Object.keys(c);
-  for (const n of names) await round(c[n]); // warm up every contender first
-  const samples = Object.fromEntries(names.map((n) => [n, []]));
-  for (let r = 0; r < ROUNDS; r++) {
-    for (const n of names) samples[n].push(await round(c[n]));
-  }
-  const ns = Object.fromEntries(names.map((n) => [n, median(samples[n])]));
+  const ns = await measure(c, () => CALLS);
   const bare = ns['bare await'];
   console.log(`node ${process.version}, ${CALLS} calls × ${ROUNDS} rounds, median round (ns per call; overhead = minus bare await)`);
   for (const n of names) {
@@ -86,13 +120,20 @@ async function main() {
   console.log(`  seawall ÷ opossum (timeout: false):    ${ratio('seawall execute', 'opossum fire (timeout: false)')}`);
   console.log(`  seawall ÷ cockatiel:                   ${ratio('seawall execute', 'cockatiel execute')}`);
   console.log(`  pipeline ÷ cockatiel wrap:             ${ratio('seawall wrap(retry, breaker, timeout)', 'cockatiel wrap(retry, breaker, timeout)')}`);
+  const limiterCalls = (n) => (n.startsWith('bottleneck') ? BOTTLENECK_CALLS : LIMITER_CALLS);
+  const rl = await measure(limiterContenders(), limiterCalls);
+  console.log(`rate limiter, an admitted call (${LIMITER_CALLS} calls, bottleneck ${BOTTLENECK_CALLS}, × ${ROUNDS} rounds, median round)`);
+  for (const [n, v] of Object.entries(rl)) console.log(`  ${n.padEnd(42)} ${v.toFixed(0).padStart(7)} ns`);
+  const cheaper = rl['bottleneck schedule (local)'] / rl['seawall RateLimiter execute'];
+  console.log(`  bottleneck ÷ seawall execute: ${cheaper.toFixed(1)}× per call — target ≥ 5×: ${cheaper >= 5 ? 'met' : 'MISSED'}`);
   if (jsonPath) {
     const fs = require('node:fs');
     const version = (name) => JSON.parse(fs.readFileSync(path.join(__dirname, 'node_modules', name, 'package.json'), 'utf8')).version;
     const doc = {
       node: process.version, calls: CALLS, rounds: ROUNDS, ns_per_call: ns,
+      rate_limiter: { calls: LIMITER_CALLS, bottleneck_calls: BOTTLENECK_CALLS, ns_per_call: rl },
       versions: { seawall: require(path.join(__dirname, '..', '..', 'bindings-node', 'package.json')).version,
-                  opossum: version('opossum'), cockatiel: version('cockatiel') },
+                  opossum: version('opossum'), cockatiel: version('cockatiel'), bottleneck: version('bottleneck') },
     };
     fs.writeFileSync(jsonPath, JSON.stringify(doc, null, 2));
   }

@@ -9,7 +9,14 @@ call and prints each overhead in ns per call and as ratios:
 * circuit breaker: seawall vs pybreaker and circuitbreaker;
 * retry, success path: seawall vs tenacity and stamina;
 * for context: seawall's bulkhead, a whole policy, and a breaker shared by
-  processes (/dev/shm).
+  processes (/dev/shm);
+* rate limiter, an admitted check: seawall's ``RateLimiter.try_acquire`` vs
+  ``limits`` (moving window, memory storage) ``hit``, both with quotas every
+  check stays under. ``limits``' moving window keeps one entry per hit in the
+  window and inserts each at the front of a list, so its cost grows with the
+  hits in the window: it is timed in batches of 1000 hits after a reset of its
+  storage (at most 1000 entries, its cheapest case), and seawall alike. The
+  target is ≥ 5× cheaper.
 
 Needs the peers installed (bindings-python/requirements-test.txt pins them);
 a missing peer is reported and skipped. Not a test: nothing here asserts.
@@ -72,6 +79,37 @@ def build() -> Tuple[Dict[str, Callable[..., int]], List[str]]:
     return fns, missing
 
 
+LIMITER_BATCH = 1000
+
+
+def limiter_rows(repeat: int) -> Tuple[Dict[str, float], List[str]]:
+    """Best ns per admitted check of each rate limiter (batches of
+    :data:`LIMITER_BATCH` after a reset), interleaved round by round."""
+    import seawall
+
+    checks: Dict[str, Tuple[Callable[[], object], Callable[[], object]]] = {}
+    missing: List[str] = []
+    every = seawall.RateLimiter(10**9, per=1.0, burst=2**32 - 1)
+    checks["seawall RateLimiter try_acquire"] = (every.try_acquire, lambda: None)
+    try:
+        from limits import RateLimitItemPerSecond
+        from limits.storage import MemoryStorage
+        from limits.strategies import MovingWindowRateLimiter
+
+        store = MemoryStorage()
+        moving = MovingWindowRateLimiter(store)
+        item = RateLimitItemPerSecond(10**9)
+        checks["limits moving window hit"] = (lambda: moving.hit(item, "bench"), store.reset)
+    except ImportError:
+        missing.append("limits")
+    best = {k: float("inf") for k in checks}
+    for _ in range(repeat * 20):
+        for name, (check, reset) in checks.items():
+            t = timeit.Timer(check, setup=reset)
+            best[name] = min(best[name], t.timeit(number=LIMITER_BATCH) / LIMITER_BATCH * 1e9)
+    return best, missing
+
+
 def per_call_ns(fn: Callable[..., int], number: int, repeat: int) -> float:
     t = timeit.Timer(lambda: fn(1))
     return min(t.repeat(repeat=repeat, number=number)) / number * 1e9
@@ -110,18 +148,35 @@ def main(argv: List[str]) -> int:
     print(f"  seawall breaker / circuitbreaker   {ratio(g('seawall breaker'), g('circuitbreaker'))}")
     print(f"  seawall retry   / tenacity         {ratio(g('seawall retry'), g('tenacity retry'))}")
     print(f"  seawall retry   / stamina          {ratio(g('seawall retry'), g('stamina retry'))}")
+    limiters, limiter_missing = limiter_rows(repeat)
+    print()
+    print(f"rate limiter, an admitted check (best batch of {LIMITER_BATCH} after a reset):")
+    for name, v in limiters.items():
+        print(f"  {name:34} {v:10.1f} ns")
+    for m in limiter_missing:
+        print(f"  {m:34} {'not installed: skipped':>23}")
+    mine, peer = limiters.get("seawall RateLimiter try_acquire"), limiters.get("limits moving window hit")
+    if mine and peer:
+        verdict = "met" if peer / mine >= 5 else "MISSED"
+        print(f"  limits / seawall: {peer / mine:.1f}x per check — target >= 5x: {verdict}")
     if args.json:
-        write_json(args.json, number, repeat, best, over, missing)
+        write_json(args.json, number, repeat, best, over, missing + limiter_missing, limiters)
     return 0
 
 
 def write_json(
-    path: str, number: int, repeat: int, best: Dict[str, float], over: Dict[str, float], missing: List[str]
+    path: str,
+    number: int,
+    repeat: int,
+    best: Dict[str, float],
+    over: Dict[str, float],
+    missing: List[str],
+    limiters: Dict[str, float],
 ) -> None:
     from importlib import metadata
 
     versions: Dict[str, str] = {}
-    for dist in ("seawall", "pybreaker", "circuitbreaker", "tenacity", "stamina"):
+    for dist in ("seawall", "pybreaker", "circuitbreaker", "tenacity", "stamina", "limits"):
         try:
             versions[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:
@@ -133,6 +188,7 @@ def write_json(
         "ns_per_call": best,
         "overhead_ns": over,
         "missing": missing,
+        "rate_limiter": {"batch": LIMITER_BATCH, "ns_per_check": limiters},
         "versions": versions,
     }
     with open(path, "w", encoding="utf-8") as f:

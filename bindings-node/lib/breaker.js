@@ -192,7 +192,10 @@ class CircuitBreaker extends EventEmitter {
 
   _outcomeOf(error, signal) {
     if (signal !== undefined && signal.aborted) return IGNORED;
-    if (isSeawallError(error, codes.EABORTED) || isSeawallError(error, codes.EBULKHEADFULL)) return IGNORED;
+    // Refusals of seawall's own policies say nothing about the dependency: the
+    // call was never made (DESIGN §9).
+    if (isSeawallError(error, codes.EABORTED) || isSeawallError(error, codes.EBULKHEADFULL)
+      || isSeawallError(error, codes.ERATELIMITED)) return IGNORED;
     try {
       if (this._errorFilter !== undefined && this._errorFilter(error)) return IGNORED;
       if (this._isFailure !== undefined && !this._isFailure(error)) return IGNORED;

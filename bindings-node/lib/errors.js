@@ -15,6 +15,8 @@ const codes = Object.freeze({
   EBULKHEADFULL: 'EBULKHEADFULL',
   /** A timeout or deadline expired. */
   ETIMEDOUT: 'ETIMEDOUT',
+  /** A rate limiter refused the call: over its rate (`retryAfterMs` says when it conforms). */
+  ERATELIMITED: 'ERATELIMITED',
   /** A retry budget or throttle refused a retry. */
   ERETRYBUDGET: 'ERETRYBUDGET',
   /** The caller's AbortSignal aborted a wait of seawall's own. */

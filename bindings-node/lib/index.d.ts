@@ -34,6 +34,7 @@ export type ErrorCode =
   | 'ECIRCUITOPEN'
   | 'EBULKHEADFULL'
   | 'ETIMEDOUT'
+  | 'ERATELIMITED'
   | 'ERETRYBUDGET'
   | 'EABORTED'
   | 'EINVALIDCONFIG'
@@ -51,8 +52,12 @@ export declare class SeawallError extends Error {
   code: ErrorCode;
   /** EINVALIDCONFIG: the option or argument at fault, e.g. `failureRateThreshold`, `window.size`, `attempt` or `nowMs`. */
   field?: string;
-  /** ECIRCUITOPEN in `open`: ms until the breaker lets a probe through. */
+  /** ECIRCUITOPEN in `open`: ms until the breaker lets a probe through; ERATELIMITED: ms until the same request conforms (Infinity: never). */
   retryAfterMs?: number;
+  /** ERATELIMITED: the rate limiter's name. */
+  limiter?: string;
+  /** ERATELIMITED: the key of a keyed rate limiter. */
+  key?: string | number;
   /** ECIRCUITOPEN: the state that refused (`open`, `halfOpen`, `forcedOpen`). */
   state?: BreakerState;
   /** ECIRCUITOPEN: the breaker's name. */
@@ -468,6 +473,8 @@ export interface PipelineOptions {
   bulkhead?: Policy<any>;
   breaker?: Policy<any>;
   retry?: Policy<any>;
+  /** Inside retry, outside timeout: every attempt spends a cell. */
+  rateLimiter?: Policy<any>;
   timeout?: Policy<any>;
   /** A deadline for the whole call (ms). */
   deadlineMs?: number;
@@ -528,6 +535,79 @@ export declare class Health {
   status(nowMs?: number): HealthStatus;
 }
 
+export interface RateLimiterOptions {
+  /** Cells (calls) per `perMs` (whole, ≥ 1). */
+  rate: number;
+  /** The period `rate` counts over (ms, > 0; default 1000). */
+  perMs?: number;
+  /** Cells a rested limiter gives at once (whole, 1 – 2³² − 1; default `rate`). */
+  burst?: number;
+  /** One limit per key (a string or a safe integer) in 4096 slots. */
+  keyed?: boolean;
+  /** Share one limiter with every process of the host (`/dev/shm/seawall-rate-limiter-<name>`). */
+  shared?: string;
+  name?: string;
+  /** How long `execute` waits for a cell before ERATELIMITED (ms; default Infinity; 0: at once). */
+  maxWaitMs?: number;
+}
+
+export interface RateLimiterMetrics {
+  rate: number;
+  perMs: number;
+  burst: number;
+  keyed: boolean;
+  shared: boolean;
+  created: boolean;
+  /** Takes this object admitted. */
+  admitted: number;
+  /** Takes this object refused (over the rate). */
+  rejected: number;
+}
+
+export interface TakeOptions {
+  /** The key of a keyed limiter. */
+  key?: string | number;
+  /** ms of your monotonic clock (default now). */
+  nowMs?: number;
+}
+
+export interface AcquireOptions {
+  signal?: AbortSignal;
+  /** Reject with ERATELIMITED as soon as the next chance lies past this (ms; default: wait as long as it takes). */
+  timeoutMs?: number;
+  key?: string | number;
+}
+
+/** A GCRA rate limiter (DESIGN §10, as Rust's governor), in this process or shared by the host. */
+export declare class RateLimiter implements Policy {
+  constructor(options: RateLimiterOptions);
+  static unlinkShared(name: string, options?: { keyed?: boolean }): void;
+  readonly name: string | undefined;
+  readonly keyed: boolean;
+  readonly isShared: boolean;
+  maxWaitMs: number;
+  /** 0 when `n` cells (default 1) were taken, else ms until the same request conforms (nothing taken). */
+  take(n?: number, options?: TakeOptions): number;
+  tryAcquire(n?: number, options?: TakeOptions): boolean;
+  /** Resolves once `n` cells are taken; ERATELIMITED past `timeoutMs`, EABORTED on abort (nothing left behind). */
+  acquire(n?: number, options?: AcquireOptions): Promise<void>;
+  execute<T>(fn: (ctx: CallContext) => T | PromiseLike<T>, options?: ExecuteOptions & { key?: string | number }): Promise<T>;
+  wrap<A extends unknown[], R>(fn: (...args: A) => R | PromiseLike<R>, options?: ExecuteOptions & { key?: string | number }): (...args: A) => Promise<Awaited<R>>;
+  forKey(key: string | number): KeyedRateLimit;
+  metrics(): RateLimiterMetrics;
+}
+
+/** One key's limit of a keyed RateLimiter. */
+export declare class KeyedRateLimit implements Policy {
+  readonly limiter: RateLimiter;
+  readonly key: string | number;
+  take(n?: number, options?: { nowMs?: number }): number;
+  tryAcquire(n?: number, options?: { nowMs?: number }): boolean;
+  acquire(n?: number, options?: { signal?: AbortSignal; timeoutMs?: number }): Promise<void>;
+  execute<T>(fn: (ctx: CallContext) => T | PromiseLike<T>, options?: ExecuteOptions): Promise<T>;
+  wrap<A extends unknown[], R>(fn: (...args: A) => R | PromiseLike<R>, options?: ExecuteOptions): (...args: A) => Promise<Awaited<R>>;
+}
+
 /** Register gauges and counters on a prom-client registry, read at scrape time. */
 export declare function registerMetrics(
   registry: { registerMetric(metric: unknown): void },
@@ -535,10 +615,16 @@ export declare function registerMetrics(
     breakers?: Iterable<CircuitBreaker<any, any>>;
     bulkheads?: Iterable<Bulkhead>;
     budgets?: Iterable<RetryBudget>;
+    rateLimiters?: Iterable<RateLimiter>;
     prefix?: string;
     client?: unknown;
   },
-): { breakers: Set<CircuitBreaker<any, any>>; bulkheads: Set<Bulkhead>; budgets: Set<RetryBudget> };
+): {
+  breakers: Set<CircuitBreaker<any, any>>;
+  bulkheads: Set<Bulkhead>;
+  budgets: Set<RetryBudget>;
+  rateLimiters: Set<RateLimiter>;
+};
 
 /**
  * Report breakers, bulkheads and retries through OpenTelemetry observable

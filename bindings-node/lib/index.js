@@ -9,6 +9,7 @@ const { Timeout, timeout } = require('./timeout');
 const { Deadline } = require('./deadline');
 const { wrap, pipeline, Pipeline, StaleCache } = require('./pipeline');
 const { Health } = require('./health');
+const { RateLimiter, KeyedRateLimit } = require('./rate_limiter');
 const { registerMetrics } = require('./metrics');
 const { instrumentOtel } = require('./otel');
 const { SeawallError, isSeawallError, codes } = require('./errors');
@@ -42,6 +43,8 @@ module.exports = {
   Pipeline,
   StaleCache,
   Health,
+  RateLimiter,
+  KeyedRateLimit,
   registerMetrics,
   instrumentOtel,
   SeawallError,

@@ -4,6 +4,7 @@ import seawall from './index.js';
 export const {
   CircuitBreaker, BreakerCore, Retry, retry, RetryBudget, RetryThrottle, Backoff, Bulkhead,
   SemaphoreCore, Timeout, timeout, Deadline, wrap, pipeline, Pipeline, StaleCache, Health,
+  RateLimiter, KeyedRateLimit,
   registerMetrics, instrumentOtel, SeawallError, isSeawallError, codes, retryAfterOf, parseRetryAfter,
   monotonicMs, sharedSupported,
 } = seawall;

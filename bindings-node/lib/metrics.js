@@ -30,10 +30,13 @@ const STATES = ['closed', 'open', 'halfOpen', 'forcedOpen', 'disabled'];
  * - `seawall_bulkhead_rejected_total{bulkhead, reason}` shed, full,
  *   queueTimeout, aborted (this process)
  * - `seawall_retry_budget_available{budget}` retries available now
+ * - `seawall_rate_limiter_admitted_total{limiter}`,
+ *   `seawall_rate_limiter_rejected_total{limiter}` takes of each rate limiter
+ *   object (this process)
  *
  * @param {object} registry a prom-client Registry
- * @param {{ breakers?, bulkheads?, budgets?, prefix?, client? }} sources
- * @returns {{ breakers: Set, bulkheads: Set, budgets: Set }} live sets: add or
+ * @param {{ breakers?, bulkheads?, budgets?, rateLimiters?, prefix?, client? }} sources
+ * @returns {{ breakers: Set, bulkheads: Set, budgets: Set, rateLimiters: Set }} live sets: add or
  *   delete policies later and the next scrape follows
  */
 function registerMetrics(registry, sources = {}) {
@@ -45,6 +48,7 @@ function registerMetrics(registry, sources = {}) {
   const breakers = new Set(sources.breakers || []);
   const bulkheads = new Set(sources.bulkheads || []);
   const budgets = new Set(sources.budgets || []);
+  const rateLimiters = new Set(sources.rateLimiters || []);
   const registers = [registry];
 
   const snapshots = () => [...breakers].map((b) => [b.name, b.metrics()]);
@@ -148,7 +152,22 @@ function registerMetrics(registry, sources = {}) {
       for (const b of budgets) this.set({ budget: b.name || `budget-${++i}` }, b.snapshot().available);
     },
   });
-  return { breakers, bulkheads, budgets };
+  const limiterCounter = (which, help) => new client.Counter({
+    name: `${prefix}rate_limiter_${which}_total`,
+    help,
+    labelNames: ['limiter'],
+    registers,
+    collect() {
+      let i = 0;
+      for (const l of rateLimiters) {
+        const name = l.name === undefined ? `rate-limiter-${++i}` : l.name;
+        this.inc({ limiter: name }, delta(`r:${which}:${name}`, l.metrics()[which]));
+      }
+    },
+  });
+  limiterCounter('admitted', 'Takes the rate limiter admitted.');
+  limiterCounter('rejected', 'Takes the rate limiter refused (over the rate).');
+  return { breakers, bulkheads, budgets, rateLimiters };
 }
 
 module.exports = { registerMetrics };

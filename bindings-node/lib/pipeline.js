@@ -3,7 +3,9 @@
 // given (outermost first), cockatiel style. `pipeline({...})` builds the order
 // DESIGN §9 prescribes, whatever order the options come in:
 //   fallback (stale cache, then fallbacks) → bulkhead → circuit breaker →
-//   retry → timeout / deadline → call
+//   retry → rate limiter → timeout / deadline → call
+// (the rate limiter inside retry: every attempt spends a cell, and retry may
+// wait out its retryAfterMs within the deadline).
 // and says where each result came from: `{ value, source, degraded }` with
 // source `primary`, `stale-cache` or `fallback-k`.
 
@@ -86,14 +88,14 @@ class StaleCache {
   }
 }
 
-const PIPELINE_KEYS = ['bulkhead', 'breaker', 'retry', 'timeout', 'deadlineMs', 'fallback', 'staleCache'];
+const PIPELINE_KEYS = ['bulkhead', 'breaker', 'retry', 'rateLimiter', 'timeout', 'deadlineMs', 'fallback', 'staleCache'];
 
 class Pipeline {
   constructor(options = {}) {
     if (!isPlainObject(options)) throw configError('options', 'must be an object');
     only(options, PIPELINE_KEYS);
     const layers = [];
-    for (const k of ['bulkhead', 'breaker', 'retry', 'timeout']) {
+    for (const k of ['bulkhead', 'breaker', 'retry', 'rateLimiter', 'timeout']) {
       const p = options[k];
       if (p === undefined) continue;
       if (p === null || typeof p !== 'object' || typeof p.execute !== 'function') {

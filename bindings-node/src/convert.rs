@@ -94,6 +94,10 @@ fn js_field(field: Field) -> (&'static str, Unit) {
         Field::UnhealthyErrorRate => ("unhealthyErrorRate", Percent),
         Field::DegradedP99 => ("degradedP99Ms", Ms),
         Field::UnhealthyP99 => ("unhealthyP99Ms", Ms),
+        Field::Rate => ("rate", Count),
+        Field::RatePeriod => ("perMs", Ms),
+        Field::Burst => ("burst", Count),
+        Field::CellsPerAcquire => ("n", Count),
         _ => (field.name(), Count),
     }
 }

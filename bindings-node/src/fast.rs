@@ -4,7 +4,7 @@
 //! thread-local push and pop, for its async and class machinery) that costs about
 //! 70 ns per call on Node 20, several times what the core does. The few
 //! functions a protected call goes through (breaker acquire / record, bulkhead
-//! acquire / release, budget deposit, throttle success) take only numbers and
+//! acquire / release, budget deposit, throttle success, rate limiter take) take only numbers and
 //! return one, so they are written here directly against Node-API:
 //! `napi_get_cb_info`, `napi_get_value_double` per argument, the Rust body, and
 //! `napi_create_double`, or a thrown `Error` whose `code` is the failure's
@@ -133,6 +133,9 @@ fast!(semaphore_cancel, [h, ticket], {
 fast!(retry_budget_deposit, [h], {
     crate::retry::retry_budget_deposit(h, None).map(|()| 0.0)
 });
+fast!(rate_limiter_take, [h, n], {
+    crate::rate_limiter::rate_limiter_take(h, n, None)
+});
 fast!(retry_throttle_record_success, [h], {
     crate::retry::retry_throttle_record_success(h).map(|()| 0.0)
 });
@@ -149,6 +152,7 @@ const FAST: &[(&str, Callback)] = &[
     ("semaphoreCancel", semaphore_cancel),
     ("retryBudgetDeposit", retry_budget_deposit),
     ("retryThrottleRecordSuccess", retry_throttle_record_success),
+    ("rateLimiterTake", rate_limiter_take),
 ];
 
 /// The hot-path functions, as one object (see the module docs):
@@ -156,7 +160,7 @@ const FAST: &[(&str, Callback)] = &[
 /// `breakerStateWord(h)`, `semaphoreAcquire(h, priority, wait)`,
 /// `semaphoreRelease(h, head)`, `semaphorePoll(h, ticket)`,
 /// `semaphoreCancel(h, ticket)`, `retryBudgetDeposit(h)`,
-/// `retryThrottleRecordSuccess(h)`.
+/// `retryThrottleRecordSuccess(h)`, `rateLimiterTake(h, n)`.
 #[napi(ts_return_type = "Record<string, (...args: number[]) => number>")]
 pub fn fast_functions(env: &Env) -> Result<Unknown<'_>> {
     let raw_env = env.raw();

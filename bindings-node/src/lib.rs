@@ -41,6 +41,7 @@ mod convert;
 mod fast;
 mod handles;
 mod health;
+mod rate_limiter;
 mod retry;
 
 use napi::bindgen_prelude::External;

@@ -4,12 +4,13 @@
 // (conformance/cases/FORMAT.md) through the package's own classes and prints
 // PASS / FAIL / SKIP per scenario. Scenario dirs: the arguments, else
 // SEAWALL_CASES (colon-separated), else <repo>/conformance/cases and
-// <repo>/../shared/cases where present. Exit status 1 if any scenario fails.
+// <repo>/../shared/cases where present, then the same two of cases-rate-limiter.
+// Exit status 1 if any scenario fails.
 
 const fs = require('node:fs');
 const path = require('node:path');
 const {
-  BreakerCore, SemaphoreCore, Backoff, RetryBudget, RetryThrottle, Deadline, Health,
+  BreakerCore, SemaphoreCore, Backoff, RetryBudget, RetryThrottle, Deadline, Health, RateLimiter, isSeawallError,
 } = require('..');
 
 const repo = path.resolve(__dirname, '..', '..');
@@ -21,9 +22,12 @@ function scenarioDirs(args = []) {
     const dirs = env.split(':').filter(Boolean);
     if (dirs.length > 0) return dirs;
   }
-  const dirs = [path.join(repo, 'conformance', 'cases')];
-  const shared = path.join(repo, '..', 'shared', 'cases');
-  if (fs.existsSync(shared)) dirs.push(shared);
+  const dirs = [];
+  for (const name of ['cases', 'cases-rate-limiter']) {
+    dirs.push(path.join(repo, 'conformance', name));
+    const shared = path.join(repo, '..', 'shared', name);
+    if (fs.existsSync(shared)) dirs.push(shared);
+  }
   return dirs;
 }
 
@@ -305,6 +309,42 @@ function runHealth(sc) {
   });
 }
 
+// ---- rate limiter ----
+
+// The end of the u64 clock: u64::MAX ns, which as a float is 2^64 (what a
+// retry-after of Infinity, "never", stands for).
+const CLOCK_END_NS = 2 ** 64;
+
+function runRateLimiter(sc) {
+  const c = sc.rate_limiter;
+  for (const k of Object.keys(c)) if (!['rate', 'period_ms', 'burst'].includes(k)) throw malformed(0, `unknown rate_limiter key ${k}`);
+  const l = new RateLimiter({ rate: c.rate, perMs: c.period_ms, burst: c.burst });
+  const at = clock();
+  sc.steps.forEach((step, i) => {
+    const now = at(i, step);
+    onlyKeys(i, step, ['at_ms', 'acquire', 'expect', 'expect_retry_after_ms']);
+    if (step.acquire === undefined && step.expect === undefined && step.expect_retry_after_ms === undefined) {
+      if (step.at_ms === undefined) throw malformed(i, 'step does nothing');
+      return;
+    }
+    let got;
+    let retryNs;
+    try {
+      const r = l.take(step.acquire === undefined ? 1 : step.acquire, { nowMs: now });
+      got = r === 0 ? 'admitted' : 'rejected';
+      retryNs = r === 0 ? undefined : r === Infinity ? CLOCK_END_NS : ns(r);
+    } catch (e) {
+      if (!isSeawallError(e, 'EINVALIDCONFIG')) throw e;
+      got = 'config_error';
+    }
+    if (step.expect !== undefined && step.expect !== got) throw mismatch(i, step.expect, got);
+    if (step.expect_retry_after_ms !== undefined) {
+      const want = Math.min(ns(step.expect_retry_after_ms), CLOCK_END_NS);
+      if (got !== 'rejected' || retryNs !== want) throw mismatch(i, `rejected, retry after ${want} ns`, `${got}, ${retryNs} ns`);
+    }
+  });
+}
+
 const RUNNERS = {
   breaker: runBreaker,
   backoff: runBackoff,
@@ -313,6 +353,7 @@ const RUNNERS = {
   semaphore: runSemaphore,
   deadline: runDeadline,
   health: runHealth,
+  rate_limiter: runRateLimiter,
 };
 
 /** Run one scenario file: `{ id, verdict: 'PASS'|'FAIL'|'SKIP', message }`. */

@@ -12,10 +12,10 @@ test('every scenario of every primitive passes (none skipped)', () => {
   const kinds = new Set();
   for (const r of results) {
     const sc = JSON.parse(fs.readFileSync(path.join(r.dir, `${r.id}.json`), 'utf8'));
-    for (const k of ['breaker', 'backoff', 'retry_budget', 'retry_throttle', 'semaphore', 'deadline', 'health']) if (sc[k]) kinds.add(k);
+    for (const k of ['breaker', 'backoff', 'retry_budget', 'retry_throttle', 'semaphore', 'deadline', 'health', 'rate_limiter']) if (sc[k]) kinds.add(k);
     assert.equal(r.verdict, 'PASS', `${r.id}: ${r.message}`);
   }
-  assert.equal(kinds.size, 7, `primitives covered: ${[...kinds]}`);
+  assert.equal(kinds.size, 8, `primitives covered: ${[...kinds]}`);
 });
 
 test('a scenario whose expectation is wrong FAILs with the step', (t) => {

@@ -4,8 +4,10 @@
 //! Anything that is not an `Exception` (the caller's own cancellation:
 //! `asyncio.CancelledError`, `KeyboardInterrupt`, `SystemExit`, `GeneratorExit`,
 //! and any other `BaseException`) is always `ignored`: it says nothing about the
-//! dependency. For an `Exception`, the default is `failure`; a classifier built in
-//! Python from `record_on=` / `ignore_on=` decides otherwise.
+//! dependency. Neither is a rate limiter's `RateLimitedError` (DESIGN §9: the
+//! call was never made), whatever the classifier says. For an `Exception`, the
+//! default is `failure`; a classifier built in Python from `record_on=` /
+//! `ignore_on=` decides otherwise.
 
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -25,7 +27,7 @@ impl Classifier {
     /// reported as unraisable and the call counts as a failure: the user's own
     /// exception still propagates unchanged.
     pub fn classify(&self, py: Python<'_>, err: &Bound<'_, PyAny>) -> Outcome {
-        if !err.is_instance_of::<PyException>() {
+        if !err.is_instance_of::<PyException>() || crate::errors::is_rate_limited(py, err) {
             return Outcome::Ignored;
         }
         match self {

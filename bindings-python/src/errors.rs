@@ -14,6 +14,7 @@ static BULKHEAD_FULL: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static PERMIT_USED: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static SHARED: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static SEAWALL: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static RATE_LIMITED: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 fn raise(
     py: Python<'_>,
@@ -36,6 +37,7 @@ fn raise(
 pub fn field_name(field: Field) -> &'static str {
     match field {
         Field::PriorityShares => "shares",
+        Field::RatePeriod => "per",
         other => {
             let name = other.name();
             if name.starts_with("window.") {
@@ -121,4 +123,12 @@ pub fn shared_region(py: Python<'_>, message: &str) -> PyErr {
 /// `SeawallError(message)`.
 pub fn seawall(py: Python<'_>, message: &str) -> PyErr {
     raise(py, &SEAWALL, "SeawallError", (message,))
+}
+
+/// Whether `err` is a `RateLimitedError`: a rate limiter refused the call
+/// before it was made (DESIGN §9), which says nothing about the dependency.
+pub fn is_rate_limited(py: Python<'_>, err: &Bound<'_, PyAny>) -> bool {
+    RATE_LIMITED
+        .import(py, MODULE, "RateLimitedError")
+        .is_ok_and(|cls| err.is_instance(cls).unwrap_or(false))
 }

@@ -15,6 +15,7 @@ mod classify;
 mod deadline;
 mod errors;
 mod guarded;
+mod rate_limiter;
 mod retry;
 mod time;
 
@@ -43,6 +44,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<retry::Backoff>()?;
     m.add_class::<deadline::Deadline>()?;
     m.add_class::<deadline::Health>()?;
+    m.add_class::<rate_limiter::RateLimiter>()?;
     m.add_function(wrap_pyfunction!(time::monotonic, m)?)?;
     m.add_function(wrap_pyfunction!(retry::splitmix64, m)?)?;
     m.add("COUNT_WINDOW_CAPACITY", breaker::COUNT_CAPACITY)?;

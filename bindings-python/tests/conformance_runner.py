@@ -4,7 +4,8 @@ Python package's public API, with a fake clock.
 ``python conformance_runner.py [DIR...]`` prints ``PASS``/``FAIL``/``SKIP`` per
 scenario and ``N passed, N failed, N skipped``; exits 1 on any failure. The
 directories are the arguments, else ``SEAWALL_CASES`` (colon-separated), else
-the repository's ``conformance/cases`` and ``../shared/cases`` when present.
+the repository's ``conformance/cases`` and ``../shared/cases`` when present,
+then ``conformance/cases-rate-limiter`` and ``../shared/cases-rate-limiter``.
 
 Every expected value comes from the scenario file; times and durations go in
 as the package's ``float`` seconds and come back compared in whole nanoseconds,
@@ -14,6 +15,7 @@ so the Python edge's conversions are checked too.
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 from pathlib import Path
@@ -41,10 +43,12 @@ def scenario_dirs(args: List[str]) -> List[Path]:
         dirs = [Path(d) for d in env.split(":") if d]
         if dirs:
             return dirs
-    dirs = [REPO / "conformance" / "cases"]
-    shared = REPO.parent / "shared" / "cases"
-    if shared.is_dir():
-        dirs.append(shared)
+    dirs = []
+    for name in ("cases", "cases-rate-limiter"):
+        dirs.append(REPO / "conformance" / name)
+        shared = REPO.parent / "shared" / name
+        if shared.is_dir():
+            dirs.append(shared)
     return dirs
 
 
@@ -85,7 +89,9 @@ def expect(i: int, want: Any, got: Any) -> None:
         raise Fail(f"step {i} (0-based): expected {want!r}, got {got!r}")
 
 
-PRIMITIVES = ("breaker", "backoff", "retry_budget", "retry_throttle", "semaphore", "deadline", "health")
+PRIMITIVES = (
+    "breaker", "backoff", "retry_budget", "retry_throttle", "semaphore", "deadline", "health", "rate_limiter",
+)
 
 
 # -- breaker -----------------------------------------------------------------
@@ -374,6 +380,34 @@ def run_health(sc: Dict[str, Any]) -> None:
             expect(i, step["expect_status"], snap["status"])
 
 
+NS_MAX = 2**64 - 1
+
+
+def run_rate_limiter(sc: Dict[str, Any]) -> None:
+    cfg = sc["rate_limiter"]
+    unknown = set(cfg) - {"rate", "period_ms", "burst"}
+    if unknown:
+        raise Malformed(f"unknown rate_limiter keys {sorted(unknown)}")
+    clock = FakeClock()
+    limiter = seawall.RateLimiter(cfg["rate"], per=cfg["period_ms"] / 1000.0, burst=cfg["burst"], clock=clock)
+    for i, step in enumerate(sc["steps"]):
+        clock.advance(step)
+        unknown = set(step) - {"at_ms", "acquire", "expect", "expect_retry_after_ms"}
+        if unknown:
+            raise Malformed(f"step {i}: unknown keys {sorted(unknown)}")
+        if not ({"acquire", "expect", "expect_retry_after_ms"} & set(step)):
+            continue
+        try:
+            wait = limiter.take(step.get("acquire", 1))
+            got, retry_ns = ("admitted", None) if wait is None else ("rejected", NS_MAX if math.isinf(wait) else s_to_ns(wait))
+        except seawall.SeawallConfigError:
+            got, retry_ns = "config_error", None
+        if "expect" in step:
+            expect(i, step["expect"], got)
+        if "expect_retry_after_ms" in step:
+            expect(i, ("rejected", min(ns(step["expect_retry_after_ms"]), NS_MAX)), (got, retry_ns))
+
+
 RUNNERS: Dict[str, Callable[[Dict[str, Any]], None]] = {
     "breaker": run_breaker,
     "backoff": run_backoff,
@@ -382,6 +416,7 @@ RUNNERS: Dict[str, Callable[[Dict[str, Any]], None]] = {
     "semaphore": run_semaphore,
     "deadline": run_deadline,
     "health": run_health,
+    "rate_limiter": run_rate_limiter,
 }
 
 

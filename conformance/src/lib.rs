@@ -18,14 +18,13 @@ pub mod semaphore;
 
 use std::path::Path;
 
-use scenario::{AnyScenario, NewPrimitive, NewScenario, Primitive, Verdict};
+use scenario::{Primitive, Scenario, Verdict};
 
 /// Run one scenario file against the Rust core.
 #[must_use]
 pub fn run_file(path: &Path) -> (String, Verdict) {
-    let sc = match AnyScenario::load(path) {
-        Ok(AnyScenario::Known(sc)) => sc,
-        Ok(AnyScenario::New(sc)) => return run_new(sc),
+    let sc = match Scenario::load(path) {
+        Ok(sc) => sc,
         Err(e) => {
             let id = path
                 .file_stem()
@@ -73,14 +72,7 @@ pub fn run_file(path: &Path) -> (String, Verdict) {
             Ok(h) => health::run(&sc, &mut health::CoreHealth(Box::new(h))),
             Err(e) => return (sc.id, Verdict::Fail(format!("config: {e}"))),
         },
-    };
-    (sc.id, verdict_of(result))
-}
-
-/// Run a scenario of a primitive not every runner knows yet.
-fn run_new(sc: NewScenario) -> (String, Verdict) {
-    let result = match sc.primitive {
-        NewPrimitive::RateLimiter => match rate_limiter::parse_config(&sc.config)
+        Primitive::RateLimiter => match rate_limiter::parse_config(&sc.config)
             .and_then(|c| seawall_core::RateLimiter::new(c).map_err(|e| e.to_string()))
         {
             Ok(l) => rate_limiter::run(&sc, &mut rate_limiter::CoreRateLimiter(l)),

@@ -7,12 +7,12 @@
 use std::process::ExitCode;
 
 use seawall_conformance::run_file;
-use seawall_conformance::scenario::{Verdict, all_scenario_dirs, scenario_files};
+use seawall_conformance::scenario::{Verdict, scenario_dirs, scenario_files};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (mut passed, mut failed, mut skipped) = (0u32, 0u32, 0u32);
-    for dir in all_scenario_dirs(&args) {
+    for dir in scenario_dirs(&args) {
         let files = match scenario_files(&dir) {
             Ok(f) => f,
             Err(e) => {

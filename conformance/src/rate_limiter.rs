@@ -119,18 +119,18 @@ impl RateLimiterDriver for CoreRateLimiter {
 #[cfg(test)]
 mod tests {
     use super::{CoreRateLimiter, parse_config, run};
-    use crate::scenario::{NewPrimitive, NewScenario};
+    use crate::scenario::{Primitive, Scenario};
     use seawall_core::RateLimiter;
     use serde_json::{Value, json};
 
-    fn scenario(steps: &Value) -> NewScenario {
+    fn scenario(steps: &Value) -> Scenario {
         let Value::Array(steps) = steps else {
             unreachable!()
         };
-        NewScenario {
+        Scenario {
             id: "t".into(),
             name: "t".into(),
-            primitive: NewPrimitive::RateLimiter,
+            primitive: Primitive::RateLimiter,
             config: json!({"rate": 10, "period_ms": 1000, "burst": 1})
                 .as_object()
                 .unwrap()

@@ -23,10 +23,12 @@ pub enum Primitive {
     Deadline,
     /// `health`
     Health,
+    /// `rate_limiter`
+    RateLimiter,
 }
 
 impl Primitive {
-    const ALL: [(Self, &'static str); 7] = [
+    const ALL: [(Self, &'static str); 8] = [
         (Self::Breaker, "breaker"),
         (Self::Backoff, "backoff"),
         (Self::RetryBudget, "retry_budget"),
@@ -34,6 +36,7 @@ impl Primitive {
         (Self::Semaphore, "semaphore"),
         (Self::Deadline, "deadline"),
         (Self::Health, "health"),
+        (Self::RateLimiter, "rate_limiter"),
     ];
 
     /// The scenario key naming this primitive.
@@ -44,21 +47,6 @@ impl Primitive {
             .find(|(p, _)| *p == self)
             .map_or("?", |(_, k)| k)
     }
-}
-
-/// Primitives that not every runner knows yet. Their scenarios live in folders
-/// of their own (`conformance/cases-rate-limiter`, `../shared/cases-rate-limiter`)
-/// that only [`all_scenario_dirs`] adds, so a runner that matches on every
-/// [`Primitive`] (the C ABI's) neither builds nor runs against them until it
-/// learns them; then they move into [`Primitive`] and `cases`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum NewPrimitive {
-    /// `rate_limiter`
-    RateLimiter,
-}
-
-impl NewPrimitive {
-    const ALL: [(Self, &'static str); 1] = [(Self::RateLimiter, "rate_limiter")];
 }
 
 /// One parsed scenario file of a primitive of kind `P`.
@@ -76,20 +64,8 @@ pub struct ScenarioOf<P> {
     pub steps: Vec<Map<String, Value>>,
 }
 
-/// A scenario of one of the primitives every runner knows.
+/// A scenario of one primitive.
 pub type Scenario = ScenarioOf<Primitive>;
-
-/// A scenario of a primitive only some runners know yet.
-pub type NewScenario = ScenarioOf<NewPrimitive>;
-
-/// A scenario file of either kind.
-#[derive(Debug)]
-pub enum AnyScenario {
-    /// Of a [`Primitive`].
-    Known(Scenario),
-    /// Of a [`NewPrimitive`].
-    New(NewScenario),
-}
 
 /// How one scenario ended.
 #[derive(Debug, PartialEq, Eq)]
@@ -197,19 +173,6 @@ impl Scenario {
     pub fn load(path: &Path) -> Result<Self, String> {
         let (id, top) = read(path)?;
         Self::from_top(id, top, &Primitive::ALL)
-    }
-}
-
-impl AnyScenario {
-    /// Parse one file of any primitive this crate knows; an error describes
-    /// what is malformed.
-    pub fn load(path: &Path) -> Result<Self, String> {
-        let (id, top) = read(path)?;
-        if NewPrimitive::ALL.iter().any(|(_, k)| top.contains_key(*k)) {
-            ScenarioOf::from_top(id, top, &NewPrimitive::ALL).map(Self::New)
-        } else {
-            ScenarioOf::from_top(id, top, &Primitive::ALL).map(Self::Known)
-        }
     }
 }
 
@@ -332,17 +295,12 @@ impl<'a> Fields<'a> {
 }
 
 /// Scenario directories: the arguments, else `SEAWALL_CASES` (colon-separated), else
-/// this project's `conformance/cases` plus `../shared/cases` where present.
+/// this project's `conformance/cases` and `conformance/cases-rate-limiter`, each
+/// followed by its `../shared` twin where present. The rate limiter's scenarios
+/// keep a folder of their own so that runners of older builds, which do not know
+/// the primitive, still pass on `cases`.
 #[must_use]
 pub fn scenario_dirs(args: &[String]) -> Vec<PathBuf> {
-    chosen_dirs(args).unwrap_or_else(|| default_dirs(&["cases"]))
-}
-
-/// As [`scenario_dirs`], plus by default the folders of the [`NewPrimitive`]s:
-/// `conformance/cases-rate-limiter` and `../shared/cases-rate-limiter` where
-/// present. For a runner that knows every primitive of this crate.
-#[must_use]
-pub fn all_scenario_dirs(args: &[String]) -> Vec<PathBuf> {
     chosen_dirs(args).unwrap_or_else(|| default_dirs(&["cases", "cases-rate-limiter"]))
 }
 
@@ -389,24 +347,24 @@ pub fn scenario_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{all_scenario_dirs, scenario_dirs};
+    use super::scenario_dirs;
 
     #[test]
-    fn only_the_full_runner_reads_the_new_primitives_folders() {
+    fn default_folders_are_cases_then_the_rate_limiters() {
         if std::env::var_os("SEAWALL_CASES").is_some() {
             return; // the caller chose the folders
         }
-        let names = |dirs: Vec<std::path::PathBuf>| -> Vec<String> {
-            dirs.iter()
-                .map(|d| d.file_name().unwrap().to_string_lossy().into_owned())
-                .collect()
-        };
-        let known = names(scenario_dirs(&[]));
-        assert!(known.iter().all(|n| n == "cases"), "{known:?}");
-        let all = names(all_scenario_dirs(&[]));
-        assert_eq!(all.first().map(String::as_str), Some("cases"));
-        assert!(all.contains(&"cases-rate-limiter".to_owned()), "{all:?}");
+        let names: Vec<String> = scenario_dirs(&[])
+            .iter()
+            .map(|d| d.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names.first().map(String::as_str), Some("cases"));
+        let project: Vec<&String> = names.iter().filter(|n| n.starts_with("cases")).collect();
+        assert!(
+            project.contains(&&"cases-rate-limiter".to_owned()),
+            "{names:?}"
+        );
         let chosen = vec!["x".to_owned()];
-        assert_eq!(all_scenario_dirs(&chosen), scenario_dirs(&chosen));
+        assert_eq!(scenario_dirs(&chosen), vec![std::path::PathBuf::from("x")]);
     }
 }

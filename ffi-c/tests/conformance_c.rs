@@ -5,7 +5,8 @@
 //!
 //! The library is `$SEAWALL_LIB`, else the `libseawall.so` cargo built next to this
 //! test. Scenario directories: `$SEAWALL_CASES` (colon-separated), else
-//! `conformance/cases` and `../shared/cases`. Prints `PASS` / `FAIL` / `SKIP` per
+//! `conformance/cases`, `../shared/cases`, `conformance/cases-rate-limiter` and
+//! `../shared/cases-rate-limiter`. Prints `PASS` / `FAIL` / `SKIP` per
 //! scenario (never SKIP: every primitive is in the C ABI) and exits 1 on any
 //! failure.
 //!
@@ -31,6 +32,7 @@ use seawall::capi::breaker::{
 };
 use seawall::capi::deadline::seawall_deadline;
 use seawall::capi::health::{seawall_health, seawall_health_config, seawall_health_snapshot};
+use seawall::capi::rate_limiter::{seawall_rate_limiter, seawall_rate_limiter_config};
 use seawall::capi::retry_budget::{seawall_retry_budget, seawall_retry_budget_config};
 use seawall::capi::retry_throttle::{seawall_retry_throttle, seawall_retry_throttle_config};
 use seawall::capi::semaphore::{
@@ -41,18 +43,20 @@ use seawall_conformance::backoff::{self, BackoffDriver};
 use seawall_conformance::breaker::{self, BreakerDriver};
 use seawall_conformance::deadline::{self, DeadlineDriver};
 use seawall_conformance::health::{self, HealthDriver};
+use seawall_conformance::rate_limiter::{self, RateLimiterDriver, Taken};
 use seawall_conformance::retry_budget::{self, RetryBudgetDriver};
 use seawall_conformance::retry_throttle::{self, RetryThrottleDriver};
 use seawall_conformance::scenario::{Primitive, Scenario, scenario_dirs, scenario_files, whole};
 use seawall_conformance::semaphore::{self, Acquired, SemaphoreDriver};
 use seawall_core::{
-    BackoffConfig, BreakerConfig, HealthConfig, Jitter, Outcome, Priority, RetryBudgetConfig,
-    RetryThrottleConfig, SemaphoreConfig, WindowConfig,
+    BackoffConfig, BreakerConfig, HealthConfig, Jitter, Outcome, Priority, RateLimiterConfig,
+    RetryBudgetConfig, RetryThrottleConfig, SemaphoreConfig, WindowConfig,
 };
 
 // Values from include/seawall.h, written out here rather than taken from the
 // crate, so a renumbering in the library shows up as a failure.
 const OK: i32 = 0;
+const INVALID_CONFIG: i32 = 2;
 const REJECTED: i32 = 3;
 const PERMIT_ALREADY_USED: i32 = 4;
 const QUEUED: i32 = 15;
@@ -141,6 +145,13 @@ struct Api {
     health_new:
         unsafe extern "C" fn(*const seawall_health_config, *mut *mut seawall_health) -> Status,
     health_free: unsafe extern "C" fn(*mut seawall_health),
+    limiter_new: unsafe extern "C" fn(
+        *const seawall_rate_limiter_config,
+        *mut *mut seawall_rate_limiter,
+    ) -> Status,
+    limiter_free: unsafe extern "C" fn(*mut seawall_rate_limiter),
+    limiter_try_acquire:
+        unsafe extern "C" fn(*const seawall_rate_limiter, u32, u64, *mut u64) -> Status,
     health_record: unsafe extern "C" fn(*const seawall_health, u32, u64, u64) -> Status,
     health_snapshot:
         unsafe extern "C" fn(*const seawall_health, u64, *mut seawall_health_snapshot) -> Status,
@@ -201,6 +212,9 @@ impl Api {
             sem_snapshot: sym!(lib, "seawall_semaphore_get_snapshot"),
             health_new: sym!(lib, "seawall_health_new"),
             health_free: sym!(lib, "seawall_health_free"),
+            limiter_new: sym!(lib, "seawall_rate_limiter_new"),
+            limiter_free: sym!(lib, "seawall_rate_limiter_free"),
+            limiter_try_acquire: sym!(lib, "seawall_rate_limiter_try_acquire"),
             health_record: sym!(lib, "seawall_health_record"),
             health_snapshot: sym!(lib, "seawall_health_get_snapshot"),
             health_quantile: sym!(lib, "seawall_health_quantile"),
@@ -529,6 +543,60 @@ impl RetryBudgetDriver for CBudget<'_> {
         let s = unsafe { (self.api.budget_try_withdraw)(self.handle, now, &raw mut allowed) };
         self.api.expect("seawall_retry_budget_try_withdraw", s, OK);
         allowed
+    }
+}
+
+/// A rate limiter handle of the loaded library.
+struct CRateLimiter<'a> {
+    api: &'a Api,
+    handle: *mut seawall_rate_limiter,
+}
+
+impl<'a> CRateLimiter<'a> {
+    fn new(api: &'a Api, c: &RateLimiterConfig) -> Result<Self, String> {
+        let cfg = seawall_rate_limiter_config {
+            rate: c.rate,
+            period_ns: c.period_ns,
+            burst: c.burst,
+            reserved: 0,
+        };
+        let mut h = core::ptr::null_mut();
+        // SAFETY: valid config and out pointers.
+        let s = unsafe { (api.limiter_new)(&raw const cfg, &raw mut h) };
+        Ok(Self {
+            api,
+            handle: api.made("seawall_rate_limiter_new", s, h)?,
+        })
+    }
+}
+
+impl Drop for CRateLimiter<'_> {
+    fn drop(&mut self) {
+        // SAFETY: our live handle, freed once.
+        unsafe { (self.api.limiter_free)(self.handle) };
+    }
+}
+
+impl RateLimiterDriver for CRateLimiter<'_> {
+    fn acquire(&mut self, n: u32, now: u64) -> Taken {
+        // A value the library must overwrite on OK and REJECTED.
+        let mut retry = 0xDEAD_BEEF;
+        // SAFETY: live handle, valid out pointer.
+        let s = unsafe { (self.api.limiter_try_acquire)(self.handle, n, now, &raw mut retry) };
+        match s {
+            OK => {
+                assert_eq!(retry, 0, "an admission writes a retry-after of 0");
+                Taken::Admitted
+            }
+            REJECTED => Taken::Rejected {
+                retry_after_ns: retry,
+            },
+            INVALID_CONFIG => Taken::ConfigError(self.api.message()),
+            other => panic!(
+                "seawall_rate_limiter_try_acquire returned status {other}: {:?}",
+                self.api.message()
+            ),
+        }
     }
 }
 
@@ -879,6 +947,13 @@ fn run_scenario(api: &Api, path: &Path) -> (String, Verdict) {
             Primitive::Health => {
                 let cfg = health::parse_config(&sc.config).map_err(|e| format!("config: {e}"))?;
                 health::run(&sc, &mut CHealth::new(api, &cfg)?).map_err(|e| e.to_string())?;
+                Ok(())
+            }
+            Primitive::RateLimiter => {
+                let cfg =
+                    rate_limiter::parse_config(&sc.config).map_err(|e| format!("config: {e}"))?;
+                rate_limiter::run(&sc, &mut CRateLimiter::new(api, &cfg)?)
+                    .map_err(|e| e.to_string())?;
                 Ok(())
             }
         }

@@ -11,7 +11,8 @@
 //!   state-and-epoch word the bindings poll for transitions.
 //! * [`semaphore::Semaphore`]: the bulkhead, single-use permits and queue tickets
 //!   ([`holders`]).
-//! * [`retry::RetryBudget`], [`retry::RetryThrottle`], [`health::Health`]: core
+//! * [`retry::RetryBudget`], [`retry::RetryThrottle`], [`health::Health`],
+//!   [`rate_limiter::RateLimiter`], [`rate_limiter::KeyedRateLimiter`]: core
 //!   structures in a [`handle::Handle`].
 //! * [`shared`]: a core structure in `/dev/shm/seawall-<family>-<name>` or in
 //!   memory the caller brings, with the header, init race and checks of DESIGN §8.
@@ -44,6 +45,8 @@ pub mod holders;
 pub mod options;
 mod owner;
 pub mod permits;
+#[cfg(not(loom))]
+pub mod rate_limiter;
 #[cfg(not(loom))]
 pub mod retry;
 pub mod semaphore;

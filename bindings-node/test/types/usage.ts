@@ -4,7 +4,7 @@
 import {
   CircuitBreaker, Bulkhead, Retry, retry, RetryBudget, RetryThrottle, timeout, wrap, pipeline, StaleCache,
   Deadline, isSeawallError, SeawallError, Health, registerMetrics, instrumentOtel, type BreakerState,
-  type RetryMetrics,
+  type RetryMetrics, RateLimiter, type KeyedRateLimit, type RateLimiterMetrics,
   type PipelineResult,
 } from 'seawall';
 
@@ -102,5 +102,14 @@ export async function main(): Promise<void> {
   const h = new Health();
   h.record(12, false);
   const e = new SeawallError('ETIMEDOUT', 'x');
-  console.log(name, n, state, b, r, v, left, h.status(), e.code, registerMetrics, retries);
+  const upstream = new RateLimiter({ rate: 100, perMs: 1000, burst: 10, shared: 'upstream', maxWaitMs: 0 });
+  const wait: number = upstream.take(1, { nowMs: 5 });
+  const ok: boolean = upstream.tryAcquire();
+  await upstream.acquire(1, { signal: AbortSignal.timeout(1000), timeoutMs: 500 });
+  const perClient = new RateLimiter({ rate: 10, keyed: true });
+  const client: KeyedRateLimit = perClient.forKey('client-1');
+  const got: string = await client.execute(async () => 'x');
+  const limited = pipeline({ retry: policy, rateLimiter: upstream, timeout: timeout(500) });
+  const lm: RateLimiterMetrics = upstream.metrics();
+  console.log(name, n, state, b, r, v, left, h.status(), e.code, registerMetrics, retries, wait, ok, got, limited, lm.admitted, e.retryAfterMs);
 }

@@ -1,11 +1,11 @@
-"""seawall: circuit breaker, retry with budgets, bulkhead and deadlines, on a
+"""seawall: circuit breaker, retry with budgets, bulkhead, rate limiter and deadlines, on a
 lock-free Rust core (``seawall._native``), for threads and asyncio; a breaker,
 bulkhead, retry budget or retry throttle can be shared by every worker process of
-a host (``shared="name"``).
+a host (``shared="name"``), and so can a rate limiter.
 
 Durations are ``float`` seconds; thresholds and shares are percentages
 ``0..100``. See ``CircuitBreaker``, ``Retry``, ``Bulkhead``, ``timeout``,
-``Deadline``, ``fallback``, ``StaleCache`` and ``Policy`` / ``wrap``.
+``Deadline``, ``RateLimiter``, ``fallback``, ``StaleCache`` and ``Policy`` / ``wrap``.
 """
 
 from __future__ import annotations
@@ -19,11 +19,13 @@ from ._errors import (
     CircuitOpenError,
     DeadlineExceededError,
     PermitAlreadyUsedError,
+    RateLimitedError,
     SeawallConfigError,
     SeawallError,
     SharedRegionError,
 )
 from ._policy import Fallback, Policy, PolicyResult, StaleCache, fallback, wrap
+from ._rate_limiter import KeyedRateLimit, RateLimiter
 from ._retry import Attempt, Backoff, Retry, RetryBudget, RetryState, RetryThrottle
 
 Health = _native.Health
@@ -43,12 +45,15 @@ __all__ = [
     "DeadlineExceededError",
     "Fallback",
     "Health",
+    "KeyedRateLimit",
     "Listener",
     "PRIORITIES",
     "Permit",
     "PermitAlreadyUsedError",
     "Policy",
     "PolicyResult",
+    "RateLimitedError",
+    "RateLimiter",
     "Retry",
     "RetryBudget",
     "RetryState",

@@ -89,3 +89,30 @@ class DeadlineExceededError(SeawallError, TimeoutError):
     """A :func:`seawall.timeout` or a policy's timeout expired before the call
     finished. It is a :class:`TimeoutError`, so code that catches
     ``TimeoutError`` catches it too."""
+
+
+class RateLimitedError(SeawallError):
+    """A rate limiter refused the call: over its rate (GCRA, DESIGN §10).
+
+    ``retry_after`` is the number of seconds after which the same request
+    conforms, unless other callers take the cells first (``math.inf`` when it
+    never could); :class:`~seawall.Retry` reads it and waits it out when the
+    deadline allows. ``name`` is the limiter's name, ``key`` the key of a keyed
+    limiter. A circuit breaker never counts it as a failure of the dependency:
+    the call was not made.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        name: Optional[str] = None,
+        retry_after: float = 0.0,
+        key: Any = None,
+    ) -> None:
+        super().__init__(message)
+        self.name = name
+        self.retry_after = retry_after
+        self.key = key
+
+    def __reduce__(self) -> Tuple[Any, ...]:
+        return (type(self), (str(self), self.name, self.retry_after, self.key))

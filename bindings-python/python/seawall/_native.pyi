@@ -19,6 +19,7 @@ __all__ = [
     "Health",
     "Permit",
     "QUEUE_CAPACITY",
+    "RateLimiter",
     "RetryBudget",
     "RetryPolicy",
     "RetryThrottle",
@@ -312,3 +313,37 @@ class Health:
     @property
     def status(self) -> str: ...
     def snapshot(self) -> Dict[str, Any]: ...
+
+@final
+class RateLimiter:
+    def __new__(
+        cls,
+        rate: int,
+        period: float,
+        burst: int,
+        *,
+        keyed: bool = False,
+        name: Optional[str] = None,
+        shared: Optional[str] = None,
+        clock: Optional[Callable[[], float]] = None,
+    ) -> RateLimiter: ...
+    def take(
+        self, n: int = 1, key: Optional[int] = None, key_bytes: Optional[bytes] = None
+    ) -> Optional[float]: ...
+    def stats(self) -> Dict[str, int]: ...
+    @property
+    def rate(self) -> int: ...
+    @property
+    def period(self) -> float: ...
+    @property
+    def burst(self) -> int: ...
+    @property
+    def keyed(self) -> bool: ...
+    @property
+    def name(self) -> Optional[str]: ...
+    @property
+    def shared(self) -> bool: ...
+    @property
+    def created(self) -> bool: ...
+    @staticmethod
+    def unlink_shared(name: str, keyed: bool = False) -> None: ...

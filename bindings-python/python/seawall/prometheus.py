@@ -19,6 +19,9 @@ Metrics (label ``name``):
 * ``seawall_bulkhead_rejections_total{reason}``: ``full``, ``shed``, ``timeout``
 * ``seawall_retries_allowed_total``, ``seawall_retries_denied_total{reason}``:
   ``max_attempts``, ``deadline``, ``budget_exhausted``, ``throttled``
+* ``seawall_rate_limiter_admitted_total``, ``seawall_rate_limiter_rejected_total``:
+  takes of this process's rate limiters (a shared limiter's cells are the
+  host's; these counts are each handle's own, summed)
 
 One series per name and label set, as Prometheus requires: live objects of one
 kind that share a name (two instances of a client class, two handles of one
@@ -41,11 +44,12 @@ from prometheus_client.registry import Collector
 from . import _registry
 from ._breaker import CircuitBreaker, State
 from ._bulkhead import Bulkhead
+from ._rate_limiter import RateLimiter
 from ._retry import Retry
 
 __all__ = ["SeawallCollector"]
 
-_KINDS = (CircuitBreaker, Bulkhead, Retry)
+_KINDS = (CircuitBreaker, Bulkhead, Retry, RateLimiter)
 
 
 class SeawallCollector(Collector):
@@ -53,8 +57,10 @@ class SeawallCollector(Collector):
 
     def __init__(self, *objects: Any) -> None:
         for o in objects:
-            if not isinstance(o, (CircuitBreaker, Bulkhead, Retry)):
-                raise TypeError(f"SeawallCollector takes breakers, bulkheads and retries, got {o!r}")
+            if not isinstance(o, _KINDS):
+                raise TypeError(
+                    f"SeawallCollector takes breakers, bulkheads, retries and rate limiters, got {o!r}"
+                )
         self._objects = objects
 
     def _targets(self) -> List[Any]:
@@ -74,6 +80,8 @@ class SeawallCollector(Collector):
         bh_rejected = CounterMetricFamily("seawall_bulkhead_rejections", "Calls refused by the bulkhead, by reason.", labels=["name", "reason"])
         allowed = CounterMetricFamily("seawall_retries_allowed", "Retries allowed.", labels=["name"])
         denied = CounterMetricFamily("seawall_retries_denied", "Retries refused, by reason.", labels=["name", "reason"])
+        rl_admitted = CounterMetricFamily("seawall_rate_limiter_admitted", "Takes the rate limiter admitted.", labels=["name"])
+        rl_rejected = CounterMetricFamily("seawall_rate_limiter_rejected", "Takes the rate limiter refused (over the rate).", labels=["name"])
         for (kind, n), group in _registry.groups(self._targets(), _KINDS).items():
             if kind is CircuitBreaker:
                 # A shared breaker's state and totals live in its region: once per region.
@@ -97,9 +105,16 @@ class SeawallCollector(Collector):
                 limit.add_metric([n], sum(m["max_concurrent"] for m in gauges))
                 for reason in ("full", "shed", "timeout"):
                     bh_rejected.add_metric([n, reason], sum(m[f"rejected_{reason}"] for m in own))
+            elif kind is RateLimiter:
+                counts = [o.stats() for o in group]
+                rl_admitted.add_metric([n], sum(c["admitted"] for c in counts))
+                rl_rejected.add_metric([n], sum(c["rejected"] for c in counts))
             else:
                 stats = [o.stats() for o in group]
                 allowed.add_metric([n], sum(s["allowed"] for s in stats))
                 for reason in ("max_attempts", "deadline", "budget_exhausted", "throttled"):
                     denied.add_metric([n, reason], sum(s[reason] for s in stats))
-        yield from (state, calls, slow, rejected, transitions, active, queued, limit, bh_rejected, allowed, denied)
+        yield from (
+            state, calls, slow, rejected, transitions, active, queued, limit, bh_rejected, allowed, denied,
+            rl_admitted, rl_rejected,
+        )

@@ -10,9 +10,11 @@
 //! attached to it, and the header is corrupted at the end: attaching then must
 //! fail cleanly or still work. The other primitives (semaphore, retry budget,
 //! throttle, backoff, retry decision, health) run on the same clock against
-//! models of their own (`others.rs`).
+//! models of their own (`others.rs`), and so do the rate limiters
+//! (`limiter.rs`).
 #![no_main]
 
+mod limiter;
 mod others;
 
 use std::alloc::{Layout, alloc_zeroed, dealloc};
@@ -32,6 +34,7 @@ struct Input {
     ops: Vec<Op>,
     corrupt: Vec<(u8, u8)>,
     others: others::Configs,
+    limiter: limiter::LimiterConfig,
 }
 
 /// Each field: an arbitrary raw value, folded into a mostly-valid range unless
@@ -88,6 +91,7 @@ enum Op {
         raw: Option<(u64, u64)>,
     },
     Other(others::Op),
+    Limit(limiter::LimiterOp),
 }
 
 fn pick(raw: bool, v: u64, valid: impl Fn(u64) -> u64) -> u64 {
@@ -286,7 +290,24 @@ fuzz_target!(|input: Input| {
     // SAFETY: allocated above with this layout; no handle remains.
     unsafe { dealloc(mem, layout) };
     run_others(&input.others, &input.ops);
+    run_limiters(&input.limiter, &input.ops);
 });
+
+/// The rate limiters' operations, on the same clock as the breaker's (plus
+/// their own leaps towards the end of the u64 clock).
+fn run_limiters(config: &limiter::LimiterConfig, ops: &[Op]) {
+    let mut now: u64 = 1_000_000_000;
+    let mut limiters = limiter::Limiters::new(config);
+    for op in ops.iter().take(512) {
+        match op {
+            Op::Advance(dt) => now = now.saturating_add(u64::from(*dt) * 1000),
+            Op::StepBack(dt) => now = now.saturating_sub(u64::from(*dt)),
+            Op::Limit(o) => limiters.step(o, now),
+            _ => {}
+        }
+    }
+    limiters.finish();
+}
 
 /// The other primitives' operations, on the same clock as the breaker's.
 fn run_others(configs: &others::Configs, ops: &[Op]) {
@@ -483,7 +504,7 @@ fn run(handles: &[*mut seawall_breaker], cfg: &seawall_breaker_config, ops: &[Op
             } => {
                 deadline_ops(total, max, child, now.wrapping_add(u64::from(dt)), raw);
             }
-            Op::Other(_) => {} // run_others
+            Op::Other(_) | Op::Limit(_) => {} // run_others, run_limiters
         }
     }
     // Every held permit can still be given back exactly once.

@@ -11,6 +11,7 @@ pub mod breaker;
 pub mod common;
 pub mod deadline;
 pub mod health;
+pub mod rate_limiter;
 pub mod retry_budget;
 pub mod retry_throttle;
 pub mod semaphore;
@@ -40,7 +41,8 @@ pub enum seawall_status {
     /// A configuration value is invalid (the message names the field).
     InvalidConfig = 2,
     /// Not an error: the breaker or semaphore refused the call (see
-    /// `seawall_rejection`, `seawall_semaphore_rejection`).
+    /// `seawall_rejection`, `seawall_semaphore_rejection`), or the rate limiter
+    /// is over its rate (see its `out_retry_after_ns`).
     Rejected = 3,
     /// The permit was recorded (breaker) or released (semaphore) already, or was
     /// not issued by this breaker or semaphore.

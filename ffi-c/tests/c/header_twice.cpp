@@ -52,6 +52,18 @@ int main() {
   check(seawall_backoff_next_delay(&bcfg, &st, SEAWALL_NONE, &delay) == SEAWALL_STATUS_OK &&
             delay == 100000000u,
         "backoff");
+  seawall_rate_limiter_config rcfg = seawall_rate_limiter_config_default();
+  rcfg.burst = 1;
+  seawall_rate_limiter *rl = nullptr;
+  uint64_t retry_after = 0;
+  check(seawall_rate_limiter_new(&rcfg, &rl) == SEAWALL_STATUS_OK, "rate limiter");
+  check(seawall_rate_limiter_try_acquire(rl, 1, 0, &retry_after) == SEAWALL_STATUS_OK,
+        "rate limiter admits");
+  // 100 per second: one cell every 10 ms.
+  check(seawall_rate_limiter_try_acquire(rl, 1, 0, &retry_after) == SEAWALL_STATUS_REJECTED &&
+            retry_after == 10000000u,
+        "rate limiter rejects");
+  seawall_rate_limiter_free(rl);
   seawall_deadline d{};
   check(seawall_deadline_start(10, 5, &d) == SEAWALL_STATUS_OK && d.end_ns == 15, "deadline");
   check(std::strcmp(seawall_version(), SEAWALL_VERSION) == 0, "version");

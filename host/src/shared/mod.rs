@@ -85,7 +85,7 @@ pub unsafe trait Shareable: Sync + Sized {
     const FAMILY: &'static str;
     /// Identifies this exact structure in the header. Unique across every
     /// `Shareable` type: `0x01xx` breakers, `0x02xx` semaphores, `0x03xx` retry
-    /// budget and throttle, `0x04xx` health.
+    /// budget and throttle, `0x04xx` health, `0x05xx` rate limiters.
     const LAYOUT_ID: u32;
     /// What the structure is, for error messages ("count-window breaker").
     const DESCRIPTION: &'static str;

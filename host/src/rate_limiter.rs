@@ -1,0 +1,178 @@
+//! The rate limiter (DESIGN §10, GCRA) as C and the bindings see it: a core
+//! [`RateLimiter`](seawall_core::RateLimiter), or a keyed one of
+//! [`KEYED_SLOTS`] slots, in this process or shared by every process of the
+//! host (`/dev/shm/seawall-rate-limiter-<name>`,
+//! `/dev/shm/seawall-keyed-rate-limiter-<name>`): one limit for all workers of
+//! a service.
+//!
+//! ```no_run
+//! use seawall_host::rate_limiter::RateLimiter;
+//! use seawall_host::shared::OpenOptions;
+//! use seawall_core::RateLimiterConfig;
+//!
+//! // An upstream's quota of 100 requests per second, bursts of 10.
+//! let limiter = RateLimiter::open_shared("upstream", &RateLimiterConfig::DEFAULT, &OpenOptions::default())?;
+//! match limiter.try_acquire(1, seawall_host::clock::monotonic_ns()) {
+//!     Ok(()) => { /* call the upstream */ }
+//!     Err(e) => { /* wait e.retry_after_ns() or answer 429 */ }
+//! }
+//! # Ok::<(), seawall_host::shared::RegionError>(())
+//! ```
+
+use core::mem::MaybeUninit;
+
+use seawall_core::{ConfigError, Field, RateLimiterConfig};
+
+use crate::handle::Handle;
+use crate::shared::{Agreement, Shareable};
+
+/// A rate limiter in this process or shared.
+pub type RateLimiter = Handle<seawall_core::RateLimiter>;
+
+/// Slots of every keyed limiter of the host layer: one size, so that C, Python
+/// and Node processes sharing a keyed limiter always agree on its layout.
+///
+/// With `K` keys active at once a key shares its slot (and so its cells) with
+/// another with probability about `K / 4096`: under 1 % up to 40 active keys,
+/// about 12 % at 500. A collision only makes the limit stricter. 4096 slots
+/// are 32 KiB, small enough to build on any thread's stack; a service with
+/// thousands of concurrent clients should use the core's
+/// [`KeyedRateLimiter<N>`](seawall_core::KeyedRateLimiter) with `N = 100·K`.
+pub const KEYED_SLOTS: usize = 4096;
+
+/// The core table behind a [`KeyedRateLimiter`].
+pub type KeyedTable = seawall_core::KeyedRateLimiter<KEYED_SLOTS>;
+
+/// A keyed rate limiter (each key its own limit) in this process or shared.
+pub type KeyedRateLimiter = Handle<KeyedTable>;
+
+/// What a keyed limiter is built from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeyedConfig {
+    /// The limit every key gets.
+    pub limiter: RateLimiterConfig,
+    /// Seed of the key hash. Draw it at random ([`crate::entropy::entropy`])
+    /// where clients choose their keys, so nobody can aim at a victim's slot.
+    /// Not part of the shared fingerprint: processes attaching to a shared
+    /// limiter use its creator's seed, whatever they pass.
+    pub key_seed: u64,
+}
+
+/// The key of a keyed limiter for a byte-string key (a client id, an API
+/// token, an address): the bytes, 8 at a time (little-endian, the last word
+/// zero-padded), folded through the `SplitMix64` finaliser from
+/// `mix64(seed ⊕ len)`. Every binding maps strings this way with the limiter's
+/// own [`key_seed`](seawall_core::KeyedRateLimiter::key_seed), so processes
+/// sharing a limiter agree on every key, and a client who does not know the
+/// seed cannot choose strings that land on another's slot.
+#[must_use]
+pub fn key_of_bytes(seed: u64, bytes: &[u8]) -> u64 {
+    bytes.chunks(8).fold(
+        seawall_core::mix64(seed ^ bytes.len() as u64),
+        |h, chunk| {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            seawall_core::mix64(h ^ u64::from_le_bytes(word))
+        },
+    )
+}
+
+/// What every process sharing a rate limiter must agree on: every field.
+#[must_use]
+pub fn limiter_agreement(c: &RateLimiterConfig) -> Agreement {
+    let RateLimiterConfig {
+        rate,
+        period_ns,
+        burst,
+    } = *c;
+    Agreement::new(b"ratelim\0")
+        .value(Field::Rate, rate)
+        .value(Field::RatePeriod, period_ns)
+        .value(Field::Burst, u64::from(burst))
+}
+
+/// What every process sharing a keyed rate limiter must agree on: the limit and
+/// the slot count; not the seed, which is the creator's.
+#[must_use]
+pub fn keyed_agreement(c: &KeyedConfig) -> Agreement {
+    let KeyedConfig {
+        limiter:
+            RateLimiterConfig {
+                rate,
+                period_ns,
+                burst,
+            },
+        key_seed: _,
+    } = *c;
+    Agreement::new(b"kratelim")
+        .value(Field::RateLimiterSlots, KEYED_SLOTS as u64)
+        .value(Field::Rate, rate)
+        .value(Field::RatePeriod, period_ns)
+        .value(Field::Burst, u64::from(burst))
+}
+
+// SAFETY: `RateLimiter` is repr(C), pointer-free, needs no Drop; its
+// configuration (with the emission interval and tolerance) is written only by
+// `new`, the theoretical arrival time is an atomic.
+unsafe impl Shareable for seawall_core::RateLimiter {
+    const FAMILY: &'static str = "rate-limiter";
+    const LAYOUT_ID: u32 = 0x0501;
+    const DESCRIPTION: &'static str = "rate limiter";
+    type Config = RateLimiterConfig;
+    fn agreement(config: &RateLimiterConfig) -> Agreement {
+        limiter_agreement(config)
+    }
+    fn config(&self) -> RateLimiterConfig {
+        *seawall_core::RateLimiter::config(self)
+    }
+    fn init(slot: &mut MaybeUninit<Self>, config: &RateLimiterConfig) -> Result<(), ConfigError> {
+        slot.write(Self::new(*config)?);
+        Ok(())
+    }
+}
+
+// SAFETY: `KeyedRateLimiter` is repr(C), pointer-free, needs no Drop; its
+// constants (configuration, key seed) are written only by `new`, every slot is
+// an atomic.
+unsafe impl Shareable for KeyedTable {
+    const FAMILY: &'static str = "keyed-rate-limiter";
+    const LAYOUT_ID: u32 = 0x0502;
+    const DESCRIPTION: &'static str = "keyed rate limiter (4096 slots)";
+    type Config = KeyedConfig;
+    fn agreement(config: &KeyedConfig) -> Agreement {
+        keyed_agreement(config)
+    }
+    fn config(&self) -> KeyedConfig {
+        KeyedConfig {
+            limiter: *KeyedTable::config(self),
+            key_seed: self.key_seed(),
+        }
+    }
+    fn init(slot: &mut MaybeUninit<Self>, config: &KeyedConfig) -> Result<(), ConfigError> {
+        slot.write(Self::new(config.limiter, config.key_seed)?);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::key_of_bytes;
+    use seawall_core::mix64;
+
+    #[test]
+    fn byte_keys_fold_words_through_mix64() {
+        // Worked by hand: "" is mix64(seed ^ 0); "abc" is one zero-padded word.
+        assert_eq!(key_of_bytes(7, b""), mix64(7));
+        let abc = u64::from_le_bytes(*b"abc\0\0\0\0\0");
+        assert_eq!(key_of_bytes(7, b"abc"), mix64(mix64(7 ^ 3) ^ abc));
+        let nine = [b'x'; 9];
+        let first = u64::from_le_bytes([b'x'; 8]);
+        assert_eq!(
+            key_of_bytes(0, &nine),
+            mix64(mix64(mix64(9) ^ first) ^ u64::from(b'x'))
+        );
+        // The length tells a key from its zero-padded twin; the seed changes all.
+        assert_ne!(key_of_bytes(7, b"a"), key_of_bytes(7, b"a\0"));
+        assert_ne!(key_of_bytes(7, b"a"), key_of_bytes(8, b"a"));
+    }
+}
