@@ -1,7 +1,7 @@
 /*
  * seawall: fault-tolerance primitives for C: circuit breaker, permit semaphore
  * (bulkhead) with load shedding, retry budget, retry throttle, backoff with
- * jitter and the retry decision, deadline budget, health.
+ * jitter and the retry decision, deadline budget, health, rate limiter (GCRA).
  * SPDX-License-Identifier: MIT OR Apache-2.0
  *
  * Link with -lseawall (libseawall.so) or libseawall.a plus -lpthread -ldl -lm.
