@@ -21,13 +21,8 @@ const { rateLimiterTake } = fast;
 const OPTION_KEYS = ['rate', 'perMs', 'burst', 'keyed', 'shared', 'name', 'maxWaitMs'];
 const NO_SIGNAL = Object.freeze({ signal: undefined });
 
-/** An error of a take from the native layer: `EINVALIDCONFIG field: problem`. */
+/** An error of a take from the native layer: its `code` and `field` are set there. */
 function takeError(e) {
-  const message = e && typeof e.message === 'string' ? e.message : String(e);
-  const coded = /^(?:EINVALIDCONFIG )?([A-Za-z][A-Za-z.]*): (.*)$/s.exec(message);
-  if (coded && (e.code === 'EINVALIDCONFIG' || /^EINVALIDCONFIG /.test(message))) {
-    return configError(coded[1], coded[2]);
-  }
   return fromNative(e);
 }
 

@@ -33,9 +33,50 @@ fn throw(env: sys::napi_env, code: &str, message: &str) -> sys::napi_value {
     ptr::null_mut()
 }
 
-/// Throw a failure of this addon with its code.
+/// Throw a failure of this addon with its code, and the `field` of an invalid
+/// option (as `boundary::thrown` does for the functions napi-rs wraps).
 fn throw_error(env: sys::napi_env, e: &crate::boundary::Error) -> sys::napi_value {
-    throw(env, e.status.as_str(), &e.reason)
+    let Code::InvalidConfig(field) = e.status else {
+        return throw(env, e.status.as_str(), &e.reason);
+    };
+    let built = (|| {
+        let mut code = ptr::null_mut();
+        let mut message = ptr::null_mut();
+        let mut name = ptr::null_mut();
+        let mut error = ptr::null_mut();
+        let text = |s: &str, out: &mut sys::napi_value| {
+            // SAFETY: `env` is the running callback's; the bytes and length
+            // describe a live UTF-8 string; `out` is writable.
+            unsafe {
+                sys::napi_create_string_utf8(env, s.as_ptr().cast(), s.len().cast_signed(), out)
+            }
+        };
+        let ok = sys::Status::napi_ok;
+        if text(e.status.as_str(), &mut code) != ok
+            || text(&e.reason, &mut message) != ok
+            || text(field, &mut name) != ok
+        {
+            return None;
+        }
+        // SAFETY: `code` and `message` are strings of this scope; `error` is writable.
+        if unsafe { sys::napi_create_error(env, code, message, &raw mut error) } != ok {
+            return None;
+        }
+        let key = c"field";
+        // SAFETY: `error` is an object of this scope, `key` NUL-terminated.
+        if unsafe { sys::napi_set_named_property(env, error, key.as_ptr(), name) } != ok {
+            return None;
+        }
+        Some(error)
+    })();
+    match built {
+        // SAFETY: `error` is a value of this scope; throwing it ends the callback.
+        Some(error) => unsafe {
+            sys::napi_throw(env, error);
+            ptr::null_mut()
+        },
+        None => throw(env, e.status.as_str(), &e.reason),
+    }
 }
 
 /// Read up to `N` number arguments of the running callback.

@@ -189,8 +189,8 @@ pub fn rate_limiter_take(h: f64, n: f64, now_ms: Option<f64>) -> Result<f64> {
 
 /// [`rate_limiter_take`] at `now_ms` of the caller's clock.
 #[napi]
-pub fn rate_limiter_take_at(h: f64, n: f64, now_ms: f64) -> Result<f64> {
-    rate_limiter_take(h, n, Some(now_ms))
+pub fn rate_limiter_take_at(env: Env, h: f64, n: f64, now_ms: f64) -> napi::Result<f64> {
+    throwing(env, rate_limiter_take(h, n, Some(now_ms)))
 }
 
 /// Take `n` cells for `key` of a keyed limiter now (or at `now_ms`): a string
@@ -199,14 +199,19 @@ pub fn rate_limiter_take_at(h: f64, n: f64, now_ms: f64) -> Result<f64> {
 /// complement word). 0 when admitted, else the retry-after in ms.
 #[napi]
 pub fn rate_limiter_take_key(
+    env: Env,
     h: f64,
     key: Either<String, f64>,
     n: f64,
     now_ms: Option<f64>,
-) -> Result<f64> {
+) -> napi::Result<f64> {
+    throwing(env, take_key(h, &key, n, now_ms))
+}
+
+fn take_key(h: f64, key: &Either<String, f64>, n: f64, now_ms: Option<f64>) -> Result<f64> {
     with_limiter(h, |l| match l {
         Limiter::Keyed(k) => {
-            let word = match &key {
+            let word = match key {
                 Either::A(s) => key_of_bytes(k.key_seed(), s.as_bytes()),
                 Either::B(x) => integer_key(*x)?,
             };
