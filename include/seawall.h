@@ -303,7 +303,7 @@ typedef struct seawall_backoff_config {
    */
   seawall_jitter jitter;
   /**
-   * Zero.
+   * Must be 0: anything else is `SEAWALL_STATUS_INVALID_ARGUMENT`.
    */
   uint32_t reserved;
   /**
@@ -324,7 +324,7 @@ typedef struct seawall_backoff_state {
    */
   uint32_t attempt;
   /**
-   * Zero.
+   * Must be 0: anything else is `SEAWALL_STATUS_INVALID_ARGUMENT`.
    */
   uint32_t reserved;
   /**
@@ -351,7 +351,7 @@ typedef struct seawall_retry_config {
    */
   uint32_t max_attempts;
   /**
-   * Zero.
+   * Must be 0: anything else is `SEAWALL_STATUS_INVALID_ARGUMENT`.
    */
   uint32_t reserved;
 } seawall_retry_config;
@@ -365,7 +365,7 @@ typedef struct seawall_failed_attempt {
    */
   uint32_t attempt;
   /**
-   * Zero.
+   * Must be 0: anything else is `SEAWALL_STATUS_INVALID_ARGUMENT`.
    */
   uint32_t reserved;
   /**
@@ -514,7 +514,7 @@ typedef struct seawall_permit {
    */
   uint32_t epoch;
   /**
-   * Zero.
+   * Must be 0: anything else is `SEAWALL_STATUS_INVALID_ARGUMENT`.
    */
   uint32_t reserved;
 } seawall_permit;
@@ -670,7 +670,7 @@ typedef struct seawall_health_config {
    */
   uint32_t buckets;
   /**
-   * Zero.
+   * Must be 0: anything else is `SEAWALL_STATUS_INVALID_ARGUMENT`.
    */
   uint32_t reserved;
   /**
@@ -764,7 +764,7 @@ typedef struct seawall_rate_limiter_config {
    */
   uint32_t burst;
   /**
-   * Zero.
+   * Must be 0: anything else is `SEAWALL_STATUS_INVALID_ARGUMENT`.
    */
   uint32_t reserved;
 } seawall_rate_limiter_config;
@@ -785,7 +785,7 @@ typedef struct seawall_retry_budget_config {
    */
   uint32_t min_retries_per_sec;
   /**
-   * Zero.
+   * Must be 0: anything else is `SEAWALL_STATUS_INVALID_ARGUMENT`.
    */
   uint32_t reserved;
   /**

@@ -104,23 +104,34 @@ impl<const N: usize> HolderTable<N> {
         }
     }
 
-    fn salt(&self) -> u32 {
-        (*self.salt as u32) & GENERATION_MASK
+    /// The high half of the id of slot `idx` in `generation` (30 bits, as the
+    /// bindings' encodings expect): a keyed hash of both under the table's
+    /// random salt, so an id says nothing about the ids of other slots or
+    /// generations, and a guessed one names a live holder with probability
+    /// 2⁻³⁰ (DESIGN §8, "Ids").
+    fn tag(&self, generation: u32, idx: usize) -> u32 {
+        let h = seawall_core::mix64(*self.salt ^ ((u64::from(generation) << 32) | idx as u64));
+        (h >> 32) as u32 & GENERATION_MASK
     }
 
     fn id(&self, generation: u32, idx: usize) -> u64 {
-        (u64::from(generation ^ self.salt()) << 32) | idx as u64
+        (u64::from(self.tag(generation, idx)) << 32) | idx as u64
     }
 
-    /// The slot and generation an id names.
-    fn slot_of(&self, id: u64) -> Result<(&AtomicU64, u32), HolderError> {
-        let g = ((id >> 32) as u32) ^ self.salt();
-        let slot = usize::try_from(id & INDEX_MASK)
+    /// The slot an id names and the generation it holds now; an id whose tag is
+    /// not that generation's names no live holder (`stale`).
+    fn slot_of(&self, id: u64, stale: HolderError) -> Result<(&AtomicU64, u32), HolderError> {
+        let Some((idx, slot)) = usize::try_from(id & INDEX_MASK)
             .ok()
-            .and_then(|i| self.slots.get(i));
-        match slot {
-            Some(s) if g <= GENERATION_MASK => Ok((s, g)),
-            _ => Err(HolderError::Foreign),
+            .and_then(|i| self.slots.get(i).map(|s| (i, s)))
+        else {
+            return Err(HolderError::Foreign);
+        };
+        let g = generation(slot.load(Ordering::Acquire));
+        if (id >> 32) as u32 == self.tag(g, idx) {
+            Ok((slot, g))
+        } else {
+            Err(stale)
         }
     }
 
@@ -170,7 +181,7 @@ impl<const N: usize> HolderTable<N> {
     /// Give permit `id` back once. `Ok` means the caller must now release one
     /// permit of the core semaphore.
     pub fn release(&self, id: u64) -> Result<(), HolderError> {
-        let (cell, g) = self.slot_of(id)?;
+        let (cell, g) = self.slot_of(id, HolderError::AlreadyUsed)?;
         #[cfg(seawall_mutant = "holder_blind_release")]
         {
             // Mutant: check-then-store lets two racing releases both pass.
@@ -195,7 +206,7 @@ impl<const N: usize> HolderTable<N> {
 
     /// The core ticket of waiting id `id`.
     pub fn waiting_ticket(&self, id: u64) -> Result<u32, HolderError> {
-        let (cell, g) = self.slot_of(id)?;
+        let (cell, g) = self.slot_of(id, HolderError::UnknownTicket)?;
         let w = cell.load(Ordering::Acquire);
         if state(w) == WAITING && generation(w) == g {
             Ok(ticket(w))
@@ -207,7 +218,7 @@ impl<const N: usize> HolderTable<N> {
     /// Ticket `id` (core ticket `t`) was granted: it becomes a held permit with
     /// the same id. Fails when the ticket was taken or cancelled meanwhile.
     pub fn grant(&self, id: u64, t: u32) -> Result<(), HolderError> {
-        let (cell, g) = self.slot_of(id)?;
+        let (cell, g) = self.slot_of(id, HolderError::UnknownTicket)?;
         cell.compare_exchange(
             word(g, t, WAITING),
             word(g, 0, HELD),
@@ -221,7 +232,7 @@ impl<const N: usize> HolderTable<N> {
     /// Ticket `id` (core ticket `t`) gives up. `Ok` means the caller must now
     /// cancel `t` on the core semaphore.
     pub fn cancel(&self, id: u64, t: u32) -> Result<(), HolderError> {
-        let (cell, g) = self.slot_of(id)?;
+        let (cell, g) = self.slot_of(id, HolderError::UnknownTicket)?;
         #[cfg(seawall_mutant = "holder_blind_cancel")]
         {
             // Mutant: check-then-store cancels over a grant made meanwhile.
@@ -384,6 +395,21 @@ mod tests {
             b.release(h).unwrap();
         }
         a.release(id).unwrap();
+    }
+
+    #[test]
+    fn a_forged_id_of_another_slot_is_refused_and_its_holder_keeps_it() {
+        // The high half of one's own id with a neighbour's index: with a salt
+        // shared by every slot it named the neighbour's permit exactly.
+        let t = table::<8>(0x5eed);
+        let mine = t.claim_held().unwrap();
+        let theirs = t.claim_held().unwrap();
+        let forged = (mine & !INDEX_MASK) | (theirs & INDEX_MASK);
+        assert_ne!(forged, theirs, "ids of two slots differ above the index");
+        assert_eq!(t.release(forged), Err(HolderError::AlreadyUsed));
+        assert_eq!(t.outstanding(), (2, 0));
+        assert_eq!(t.release(theirs), Ok(()));
+        assert_eq!(t.release(mine), Ok(()));
     }
 
     #[test]

@@ -104,8 +104,16 @@ impl<const N: usize> PermitTable<N> {
         }
     }
 
-    fn salt(&self) -> u32 {
-        *self.salt as u32
+    /// The high half of the id of slot `idx` in `generation`: a keyed hash of
+    /// both under the table's random salt, so an id says nothing about the ids
+    /// of other slots or generations, and a guessed one names a held slot with
+    /// probability 2⁻³² (DESIGN §8, "Ids").
+    fn tag(&self, generation: u32, idx: usize) -> u32 {
+        (seawall_core::mix64(*self.salt ^ ((u64::from(generation) << 32) | idx as u64)) >> 32) as u32
+    }
+
+    fn id(&self, generation: u32, idx: usize) -> u64 {
+        (u64::from(self.tag(generation, idx)) << 32) | idx as u64
     }
 
     /// Take a free slot for a call admitted in `epoch`; its permit id, or `None`
@@ -126,7 +134,7 @@ impl<const N: usize> PermitTable<N> {
                 {
                     // Mutant: check-then-store hands one slot to two claimers.
                     cell.store(held(g, epoch), Ordering::Release);
-                    return Some((u64::from(g ^ self.salt()) << 32) | idx as u64);
+                    return Some(self.id(g, idx));
                 }
                 #[cfg(not(seawall_mutant = "permit_blind_claim"))]
                 match cell.compare_exchange(w, held(g, epoch), Ordering::AcqRel, Ordering::Relaxed)
@@ -134,7 +142,7 @@ impl<const N: usize> PermitTable<N> {
                     Ok(_) => {
                         self.owners[idx].store(owner_word(g, pid::current()), Ordering::Release);
                         cursor::set((idx + 1) % N);
-                        return Some((u64::from(g ^ self.salt()) << 32) | idx as u64);
+                        return Some(self.id(g, idx));
                     }
                     Err(_) if tried == 0 => {
                         // Someone else starts here too (threads of forked processes
@@ -156,7 +164,13 @@ impl<const N: usize> PermitTable<N> {
         let Some(cell) = usize::try_from(idx).ok().and_then(|i| self.slots.get(i)) else {
             return Err(PermitError::Foreign);
         };
-        let g = ((id >> 32) as u32) ^ self.salt();
+        let idx = idx as usize;
+        // The slot's generation now: an id of another generation (or forged)
+        // does not carry its tag.
+        let g = generation(cell.load(Ordering::Acquire));
+        if (id >> 32) as u32 != self.tag(g, idx) {
+            return Err(PermitError::AlreadyUsed);
+        }
         #[cfg(seawall_mutant = "permit_blind_release")]
         {
             // Mutant: check-then-store lets two racing uses of one permit both pass.
@@ -261,6 +275,38 @@ mod tests {
         assert_eq!(t.release(id, 6), Err(PermitError::Altered));
         assert_eq!(t.release(id | (1 << 20), 5), Err(PermitError::Foreign));
         assert_eq!(t.release(id, 5), Ok(()));
+    }
+
+    #[test]
+    fn a_forged_permit_of_another_slot_is_refused_and_its_holder_keeps_it() {
+        // The high half of one's own permit with a neighbour's index: with a
+        // salt shared by every slot it named the neighbour's permit exactly.
+        let t = table(0x5eed);
+        let mine = t.claim(2).unwrap();
+        let theirs = t.claim(2).unwrap();
+        let forged = (mine & !INDEX_MASK) | (theirs & INDEX_MASK);
+        assert_ne!(forged, theirs, "ids of two slots differ above the index");
+        assert_eq!(t.release(forged, 2), Err(PermitError::AlreadyUsed));
+        assert_eq!(t.outstanding(), 2);
+        assert_eq!(t.release(theirs, 2), Ok(()));
+        assert_eq!(t.release(mine, 2), Ok(()));
+    }
+
+    #[test]
+    fn the_next_generation_of_a_slot_is_not_predictable_from_the_last() {
+        // One slot, reused: with the tag `generation ^ salt` two consecutive
+        // ids differed by a known xor; a keyed hash leaves no pattern.
+        let t = table(42);
+        let ids: Vec<u64> = (0..64)
+            .map(|_| {
+                let id = t.claim(0).unwrap();
+                t.release(id, 0).unwrap();
+                id
+            })
+            .collect();
+        let steps: std::collections::HashSet<u64> =
+            ids.windows(2).map(|w| (w[0] ^ w[1]) >> 32).collect();
+        assert!(steps.len() > 32, "only {} distinct steps in 63", steps.len());
     }
 
     #[test]

@@ -58,7 +58,7 @@ pub struct seawall_backoff_config {
     pub max_ns: u64,
     /// `SEAWALL_JITTER_*`. Default full.
     pub jitter: seawall_jitter,
-    /// Zero.
+    /// Must be 0: anything else is `SEAWALL_STATUS_INVALID_ARGUMENT`.
     pub reserved: u32,
     /// Proportional jitter's factor `f` (ppm, 0 ..= 1 000 000); ignored by the
     /// other jitters. Default 200 000.
@@ -74,7 +74,7 @@ pub struct seawall_backoff_config {
 pub struct seawall_backoff_state {
     /// Retries delayed so far.
     pub attempt: u32,
-    /// Zero.
+    /// Must be 0: anything else is `SEAWALL_STATUS_INVALID_ARGUMENT`.
     pub reserved: u32,
     /// The delay the last `seawall_backoff_next_delay` drew (before any
     /// retry-after raised it); decorrelated jitter grows from it.
@@ -92,7 +92,7 @@ pub struct seawall_retry_config {
     pub backoff: seawall_backoff_config,
     /// Attempts in all, the first one included (≥ 1; 1 never retries). Default 3.
     pub max_attempts: u32,
-    /// Zero.
+    /// Must be 0: anything else is `SEAWALL_STATUS_INVALID_ARGUMENT`.
     pub reserved: u32,
 }
 
@@ -103,7 +103,7 @@ pub struct seawall_retry_config {
 pub struct seawall_failed_attempt {
     /// Which attempt failed, 1-based (the first call is attempt 1).
     pub attempt: u32,
-    /// Zero.
+    /// Must be 0: anything else is `SEAWALL_STATUS_INVALID_ARGUMENT`.
     pub reserved: u32,
     /// The delay the previous retry of this call slept (0 before the first
     /// retry); decorrelated jitter grows from it.
@@ -159,6 +159,7 @@ pub(crate) fn c_config(c: &BackoffConfig) -> seawall_backoff_config {
 
 /// The core configuration of a C one; an unknown jitter names the field.
 pub(crate) fn core_config(c: &seawall_backoff_config) -> Result<BackoffConfig, Failure> {
+    Failure::reserved(c.reserved, "seawall_backoff_config.reserved")?;
     let jitter = match c.jitter {
         SEAWALL_JITTER_NONE => Jitter::None,
         SEAWALL_JITTER_FULL => Jitter::Full,
@@ -294,6 +295,7 @@ pub unsafe extern "C" fn seawall_backoff_next_delay(
         let o = out(out_delay_ns, "out_delay_ns")?;
         // SAFETY: checked non-NULL; readable per the caller.
         let mut s = unsafe { st.as_ptr().read() };
+        Failure::reserved(s.reserved, "seawall_backoff_state.reserved")?;
         let d = next_delay(&b, &mut s, optional(retry_after_ns));
         // SAFETY: checked non-NULL, writable per the caller.
         unsafe {
@@ -366,6 +368,8 @@ pub unsafe extern "C" fn seawall_retry_decide(
         // SAFETY: the caller's promise on `config` and `failed`.
         let (c, f) = unsafe { (arg(config, "config")?, arg(failed, "failed")?) };
         let o = self::out(out, "out")?;
+        Failure::reserved(c.reserved, "seawall_retry_config.reserved")?;
+        Failure::reserved(f.reserved, "seawall_failed_attempt.reserved")?;
         let policy = RetryPolicy::new(RetryConfig {
             backoff: core_config(&c.backoff)?,
             max_attempts: c.max_attempts,

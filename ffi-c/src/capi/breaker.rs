@@ -124,7 +124,7 @@ pub struct seawall_permit {
     pub id: u64,
     /// Epoch of the breaker state that admitted the call.
     pub epoch: u32,
-    /// Zero.
+    /// Must be 0: anything else is `SEAWALL_STATUS_INVALID_ARGUMENT`.
     pub reserved: u32,
 }
 
@@ -691,6 +691,7 @@ pub unsafe extern "C" fn seawall_breaker_record(
                 ));
             }
         };
+        Failure::reserved(permit.reserved, "seawall_permit.reserved")?;
         let p = Permit {
             id: permit.id,
             epoch: permit.epoch,

@@ -39,7 +39,7 @@ pub const SEAWALL_HEALTH_UNHEALTHY: seawall_health_status = 2;
 pub struct seawall_health_config {
     /// Time buckets in the window (1 ..= `SEAWALL_HEALTH_MAX_BUCKETS`). Default 10.
     pub buckets: u32,
-    /// Zero.
+    /// Must be 0: anything else is `SEAWALL_STATUS_INVALID_ARGUMENT`.
     pub reserved: u32,
     /// Width of a bucket (ns, ≥ 1 000 000). Default 1 s.
     pub bucket_width_ns: u64,
@@ -101,15 +101,16 @@ pub(crate) fn c_config(c: &HealthConfig) -> seawall_health_config {
 }
 
 /// The core configuration of a C one (validated when the window is built).
-pub(crate) fn core_config(c: &seawall_health_config) -> HealthConfig {
-    HealthConfig {
+pub(crate) fn core_config(c: &seawall_health_config) -> Result<HealthConfig, Failure> {
+    Failure::reserved(c.reserved, "seawall_health_config.reserved")?;
+    Ok(HealthConfig {
         buckets: c.buckets,
         bucket_width_ns: c.bucket_width_ns,
         degraded_error_rate: Ratio::from_ppm(c.degraded_error_rate_ppm),
         unhealthy_error_rate: Ratio::from_ppm(c.unhealthy_error_rate_ppm),
         degraded_p99_ns: c.degraded_p99_ns,
         unhealthy_p99_ns: c.unhealthy_p99_ns,
-    }
+    })
 }
 
 fn status_code(s: HealthStatus) -> seawall_health_status {
@@ -152,7 +153,7 @@ pub unsafe extern "C" fn seawall_health_new(
 ) -> seawall_status {
     let make = || {
         // SAFETY: the caller's promise on `config`.
-        let cfg = core_config(unsafe { arg(config, "config") }?);
+        let cfg = core_config(unsafe { arg(config, "config") }?)?;
         Ok(seawall_health {
             inner: Health::new(&cfg)?,
         })
@@ -188,7 +189,7 @@ pub unsafe extern "C" fn seawall_health_open_shared(
 ) -> seawall_status {
     let make = || {
         // SAFETY: the caller's promise on `name` and `config`.
-        let (name, cfg) = unsafe { (name_arg(name)?, core_config(arg(config, "config")?)) };
+        let (name, cfg) = unsafe { (name_arg(name)?, core_config(arg(config, "config")?)?) };
         Ok(seawall_health {
             inner: Health::open_shared(name, &cfg, &shared_options())?,
         })
@@ -246,7 +247,7 @@ pub unsafe extern "C" fn seawall_health_init_in(
     let make = || {
         let mem = mem_arg(mem)?;
         // SAFETY: the caller's promise on `config`.
-        let cfg = core_config(unsafe { arg(config, "config") }?);
+        let cfg = core_config(unsafe { arg(config, "config") }?)?;
         Ok(seawall_health {
             // SAFETY: the caller's promise on `mem` and `len`.
             inner: unsafe { Health::init_in(mem, len, &cfg) }?,
@@ -446,7 +447,7 @@ mod tests {
         assert_eq!(c.unhealthy_error_rate_ppm, 500_000);
         assert_eq!(c.degraded_p99_ns, 2_000_000_000);
         assert_eq!(c.unhealthy_p99_ns, 5_000_000_000);
-        assert_eq!(c_config(&core_config(&c)), c);
+        assert_eq!(c_config(&core_config(&c).unwrap()), c);
         for (s, v) in [
             (HealthStatus::Healthy, SEAWALL_HEALTH_HEALTHY),
             (HealthStatus::Degraded, SEAWALL_HEALTH_DEGRADED),

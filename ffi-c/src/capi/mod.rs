@@ -179,6 +179,20 @@ impl Failure {
         }
     }
 
+    /// A `reserved` field that is not zero: refused rather than ignored, so a
+    /// caller built against a later header that gives it a meaning learns at
+    /// once that this library does not know it (DESIGN §8).
+    pub(crate) fn reserved(value: u32, field: &str) -> Result<(), Self> {
+        if value == 0 {
+            Ok(())
+        } else {
+            Err(Self::new(
+                seawall_status::InvalidArgument,
+                format_args!("{field} is reserved and must be 0, got {value}"),
+            ))
+        }
+    }
+
     pub(crate) fn null(argument: &str) -> Self {
         Self::new(
             seawall_status::NullArgument,

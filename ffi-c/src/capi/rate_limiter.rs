@@ -35,7 +35,7 @@ pub struct seawall_rate_limiter_config {
     pub period_ns: u64,
     /// Cells a rested limiter gives at once (≥ 1). Default 10.
     pub burst: u32,
-    /// Zero.
+    /// Must be 0: anything else is `SEAWALL_STATUS_INVALID_ARGUMENT`.
     pub reserved: u32,
 }
 
@@ -66,20 +66,21 @@ pub(crate) fn c_config(c: &RateLimiterConfig) -> seawall_rate_limiter_config {
 }
 
 /// The core configuration of a C one (validated when the limiter is built).
-pub(crate) fn core_config(c: &seawall_rate_limiter_config) -> RateLimiterConfig {
-    RateLimiterConfig {
+pub(crate) fn core_config(c: &seawall_rate_limiter_config) -> Result<RateLimiterConfig, Failure> {
+    Failure::reserved(c.reserved, "seawall_rate_limiter_config.reserved")?;
+    Ok(RateLimiterConfig {
         rate: c.rate,
         period_ns: c.period_ns,
         burst: c.burst,
-    }
+    })
 }
 
 /// The keyed configuration of a C one, with a seed from the OS.
-fn keyed_config(c: &seawall_rate_limiter_config) -> KeyedConfig {
-    KeyedConfig {
-        limiter: core_config(c),
+fn keyed_config(c: &seawall_rate_limiter_config) -> Result<KeyedConfig, Failure> {
+    Ok(KeyedConfig {
+        limiter: core_config(c)?,
         key_seed: seawall_host::entropy::entropy(),
-    }
+    })
 }
 
 /// A take's result as a status: OK with 0, REJECTED with the retry-after.
@@ -140,7 +141,7 @@ pub unsafe extern "C" fn seawall_rate_limiter_new(
 ) -> seawall_status {
     let make = || {
         // SAFETY: the caller's promise on `config`.
-        let cfg = core_config(unsafe { arg(config, "config") }?);
+        let cfg = core_config(unsafe { arg(config, "config") }?)?;
         Ok(seawall_rate_limiter {
             inner: RateLimiter::new(&cfg)?,
         })
@@ -178,7 +179,7 @@ pub unsafe extern "C" fn seawall_rate_limiter_open_shared(
 ) -> seawall_status {
     let make = || {
         // SAFETY: the caller's promise on `name` and `config`.
-        let (name, cfg) = unsafe { (name_arg(name)?, core_config(arg(config, "config")?)) };
+        let (name, cfg) = unsafe { (name_arg(name)?, core_config(arg(config, "config")?)?) };
         Ok(seawall_rate_limiter {
             inner: RateLimiter::open_shared(name, &cfg, &shared_options())?,
         })
@@ -236,7 +237,7 @@ pub unsafe extern "C" fn seawall_rate_limiter_init_in(
     let make = || {
         let mem = mem_arg(mem)?;
         // SAFETY: the caller's promise on `config`.
-        let cfg = core_config(unsafe { arg(config, "config") }?);
+        let cfg = core_config(unsafe { arg(config, "config") }?)?;
         Ok(seawall_rate_limiter {
             // SAFETY: the caller's promise on `mem` and `len`.
             inner: unsafe { RateLimiter::init_in(mem, len, &cfg) }?,
@@ -346,7 +347,7 @@ pub unsafe extern "C" fn seawall_keyed_rate_limiter_new(
 ) -> seawall_status {
     let make = || {
         // SAFETY: the caller's promise on `config`.
-        let cfg = keyed_config(unsafe { arg(config, "config") }?);
+        let cfg = keyed_config(unsafe { arg(config, "config") }?)?;
         Ok(seawall_keyed_rate_limiter {
             inner: KeyedRateLimiter::new(&cfg)?,
         })
@@ -379,7 +380,7 @@ pub unsafe extern "C" fn seawall_keyed_rate_limiter_open_shared(
 ) -> seawall_status {
     let make = || {
         // SAFETY: the caller's promise on `name` and `config`.
-        let (name, cfg) = unsafe { (name_arg(name)?, keyed_config(arg(config, "config")?)) };
+        let (name, cfg) = unsafe { (name_arg(name)?, keyed_config(arg(config, "config")?)?) };
         Ok(seawall_keyed_rate_limiter {
             inner: KeyedRateLimiter::open_shared(name, &cfg, &shared_options())?,
         })
@@ -437,7 +438,7 @@ pub unsafe extern "C" fn seawall_keyed_rate_limiter_init_in(
     let make = || {
         let mem = mem_arg(mem)?;
         // SAFETY: the caller's promise on `config`.
-        let cfg = keyed_config(unsafe { arg(config, "config") }?);
+        let cfg = keyed_config(unsafe { arg(config, "config") }?)?;
         Ok(seawall_keyed_rate_limiter {
             // SAFETY: the caller's promise on `mem` and `len`.
             inner: unsafe { KeyedRateLimiter::init_in(mem, len, &cfg) }?,
@@ -561,6 +562,6 @@ mod tests {
             (c.rate, c.period_ns, c.burst, c.reserved),
             (100, 1_000_000_000, 10, 0)
         );
-        assert_eq!(c_config(&core_config(&c)), c);
+        assert_eq!(c_config(&core_config(&c).unwrap()), c);
     }
 }

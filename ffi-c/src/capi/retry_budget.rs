@@ -23,7 +23,7 @@ pub struct seawall_retry_budget_config {
     /// Retries always allowed per second of `ttl_ns`, whatever the requests (the
     /// reserve is `min_retries_per_sec · ttl`). Default 10.
     pub min_retries_per_sec: u32,
-    /// Zero.
+    /// Must be 0: anything else is `SEAWALL_STATUS_INVALID_ARGUMENT`.
     pub reserved: u32,
     /// Fraction of a retry each request deposits, in ppm (0 ..= 10 000 000, i.e.
     /// up to 1000 %). Default 200 000 (20 %).
@@ -65,12 +65,13 @@ pub(crate) fn c_config(c: &RetryBudgetConfig) -> seawall_retry_budget_config {
 }
 
 /// The core configuration of a C one (validated when the budget is built).
-pub(crate) fn core_config(c: &seawall_retry_budget_config) -> RetryBudgetConfig {
-    RetryBudgetConfig {
+pub(crate) fn core_config(c: &seawall_retry_budget_config) -> Result<RetryBudgetConfig, Failure> {
+    Failure::reserved(c.reserved, "seawall_retry_budget_config.reserved")?;
+    Ok(RetryBudgetConfig {
         ttl_ns: c.ttl_ns,
         min_retries_per_sec: c.min_retries_per_sec,
         percent_can_retry: Ratio::from_ppm(c.percent_can_retry_ppm),
-    }
+    })
 }
 
 /// Borrow the budget behind a handle argument.
@@ -107,7 +108,7 @@ pub unsafe extern "C" fn seawall_retry_budget_new(
 ) -> seawall_status {
     let make = || {
         // SAFETY: the caller's promise on `config`.
-        let cfg = core_config(unsafe { arg(config, "config") }?);
+        let cfg = core_config(unsafe { arg(config, "config") }?)?;
         Ok(seawall_retry_budget {
             inner: RetryBudget::new(&cfg)?,
         })
@@ -143,7 +144,7 @@ pub unsafe extern "C" fn seawall_retry_budget_open_shared(
 ) -> seawall_status {
     let make = || {
         // SAFETY: the caller's promise on `name` and `config`.
-        let (name, cfg) = unsafe { (name_arg(name)?, core_config(arg(config, "config")?)) };
+        let (name, cfg) = unsafe { (name_arg(name)?, core_config(arg(config, "config")?)?) };
         Ok(seawall_retry_budget {
             inner: RetryBudget::open_shared(name, &cfg, &shared_options())?,
         })
@@ -201,7 +202,7 @@ pub unsafe extern "C" fn seawall_retry_budget_init_in(
     let make = || {
         let mem = mem_arg(mem)?;
         // SAFETY: the caller's promise on `config`.
-        let cfg = core_config(unsafe { arg(config, "config") }?);
+        let cfg = core_config(unsafe { arg(config, "config") }?)?;
         Ok(seawall_retry_budget {
             // SAFETY: the caller's promise on `mem` and `len`.
             inner: unsafe { RetryBudget::init_in(mem, len, &cfg) }?,
@@ -353,6 +354,6 @@ mod tests {
         assert_eq!(c.ttl_ns, 10_000_000_000);
         assert_eq!(c.min_retries_per_sec, 10);
         assert_eq!(c.percent_can_retry_ppm, 200_000);
-        assert_eq!(c_config(&core_config(&c)), c);
+        assert_eq!(c_config(&core_config(&c).unwrap()), c);
     }
 }

@@ -1956,6 +1956,83 @@ static void corrupted_regions(void) {
   free(hmem);
 }
 
+/* Every reserved field of an input is refused unless zero (DESIGN §8): a
+ * program that sets one expects a meaning this library does not give it. */
+static void reserved_fields_must_be_zero(void) {
+  seawall_breaker_config cfg = count_config(4, 4);
+  seawall_breaker *b = NULL;
+  seawall_permit p;
+  seawall_backoff_config bc = seawall_backoff_config_default();
+  seawall_backoff_state bs = seawall_backoff_state_new(1);
+  seawall_retry_config rc = seawall_retry_config_default();
+  seawall_failed_attempt fa;
+  seawall_retry_decision dec;
+  seawall_health_config hc = seawall_health_config_default();
+  seawall_health *h = NULL;
+  seawall_rate_limiter_config lc = seawall_rate_limiter_config_default();
+  seawall_rate_limiter *l = NULL;
+  seawall_keyed_rate_limiter *kl = NULL;
+  seawall_retry_budget_config rbc = seawall_retry_budget_config_default();
+  seawall_retry_budget *rb = NULL;
+  uint64_t delay = 0;
+
+  CHECK_STATUS(seawall_breaker_new(&cfg, &b), SEAWALL_STATUS_OK);
+  CHECK_STATUS(seawall_breaker_try_acquire(b, 0, &p, NULL), SEAWALL_STATUS_OK);
+  p.reserved = 1;
+  CHECK_STATUS(seawall_breaker_record(b, p, SEAWALL_OUTCOME_SUCCESS, 0, 0),
+               SEAWALL_STATUS_INVALID_ARGUMENT);
+  CHECK_MESSAGE("seawall_permit.reserved is reserved and must be 0, got 1");
+  p.reserved = 0;
+  /* The refusal spent nothing: the permit is still good once. */
+  CHECK_STATUS(seawall_breaker_record(b, p, SEAWALL_OUTCOME_SUCCESS, 0, 0), SEAWALL_STATUS_OK);
+  seawall_breaker_free(b);
+
+  bc.reserved = 2;
+  CHECK_STATUS(seawall_backoff_delay(&bc, 1, 0, 0, &delay), SEAWALL_STATUS_INVALID_ARGUMENT);
+  CHECK_MESSAGE_HAS("seawall_backoff_config.reserved");
+  bc.reserved = 0;
+  bs.reserved = 3;
+  CHECK_STATUS(seawall_backoff_next_delay(&bc, &bs, SEAWALL_NONE, &delay),
+               SEAWALL_STATUS_INVALID_ARGUMENT);
+  CHECK_MESSAGE_HAS("seawall_backoff_state.reserved");
+  CHECK(bs.attempt == 0);
+
+  memset(&fa, 0, sizeof fa);
+  fa.attempt = 1;
+  fa.deadline_remaining_ns = SEAWALL_NONE;
+  fa.retry_after_ns = SEAWALL_NONE;
+  CHECK_STATUS(seawall_retry_decide(&rc, &fa, NULL, NULL, 0, &dec), SEAWALL_STATUS_OK);
+  rc.reserved = 4;
+  CHECK_STATUS(seawall_retry_decide(&rc, &fa, NULL, NULL, 0, &dec),
+               SEAWALL_STATUS_INVALID_ARGUMENT);
+  CHECK_MESSAGE_HAS("seawall_retry_config.reserved");
+  rc.reserved = 0;
+  rc.backoff.reserved = 5;
+  CHECK_STATUS(seawall_retry_decide(&rc, &fa, NULL, NULL, 0, &dec),
+               SEAWALL_STATUS_INVALID_ARGUMENT);
+  CHECK_MESSAGE_HAS("seawall_backoff_config.reserved");
+  rc.backoff.reserved = 0;
+  fa.reserved = 6;
+  CHECK_STATUS(seawall_retry_decide(&rc, &fa, NULL, NULL, 0, &dec),
+               SEAWALL_STATUS_INVALID_ARGUMENT);
+  CHECK_MESSAGE_HAS("seawall_failed_attempt.reserved");
+
+  hc.reserved = 7;
+  CHECK_STATUS(seawall_health_new(&hc, &h), SEAWALL_STATUS_INVALID_ARGUMENT);
+  CHECK_MESSAGE_HAS("seawall_health_config.reserved");
+  CHECK(h == NULL);
+  lc.reserved = 8;
+  CHECK_STATUS(seawall_rate_limiter_new(&lc, &l), SEAWALL_STATUS_INVALID_ARGUMENT);
+  CHECK_MESSAGE_HAS("seawall_rate_limiter_config.reserved");
+  CHECK(l == NULL);
+  CHECK_STATUS(seawall_keyed_rate_limiter_new(&lc, &kl), SEAWALL_STATUS_INVALID_ARGUMENT);
+  CHECK(kl == NULL);
+  rbc.reserved = 9;
+  CHECK_STATUS(seawall_retry_budget_new(&rbc, &rb), SEAWALL_STATUS_INVALID_ARGUMENT);
+  CHECK_MESSAGE_HAS("seawall_retry_budget_config.reserved");
+  CHECK(rb == NULL);
+}
+
 int main(void) {
   versions_and_clock();
   default_config();
@@ -1975,6 +2052,7 @@ int main(void) {
   backoff_by_hand();
   retry_decision_by_hand();
   health_by_hand();
+  reserved_fields_must_be_zero();
   if (seawall_shared_supported()) {
     caller_memory();
     named_regions();
