@@ -109,7 +109,8 @@ impl<const N: usize> PermitTable<N> {
     /// of other slots or generations, and a guessed one names a held slot with
     /// probability 2⁻³² (DESIGN §8, "Ids").
     fn tag(&self, generation: u32, idx: usize) -> u32 {
-        (seawall_core::mix64(*self.salt ^ ((u64::from(generation) << 32) | idx as u64)) >> 32) as u32
+        (seawall_core::mix64(*self.salt ^ ((u64::from(generation) << 32) | idx as u64)) >> 32)
+            as u32
     }
 
     fn id(&self, generation: u32, idx: usize) -> u64 {
@@ -306,7 +307,11 @@ mod tests {
             .collect();
         let steps: std::collections::HashSet<u64> =
             ids.windows(2).map(|w| (w[0] ^ w[1]) >> 32).collect();
-        assert!(steps.len() > 32, "only {} distinct steps in 63", steps.len());
+        assert!(
+            steps.len() > 32,
+            "only {} distinct steps in 63",
+            steps.len()
+        );
     }
 
     #[test]
