@@ -76,13 +76,11 @@ impl BreakerCore {
                     retry_after_ns,
                 ))
             }
-            Err(None) => Err(errors::seawall(
+            Err(None) => Err(errors::permits_exhausted(
                 py,
-                &format!(
-                    "shared circuit breaker {:?}: all {} permits are outstanding (admission given back as ignored)",
-                    self.name.as_deref().unwrap_or(""),
-                    seawall_host::permits::PERMIT_SLOTS
-                ),
+                self.name.as_deref(),
+                self.state().name(),
+                seawall_host::permits::PERMIT_SLOTS,
             )),
         }
     }
@@ -483,6 +481,13 @@ pub fn guarded_call(
     let start = core.clock.now(py)?;
     let held = core.acquire(py, start)?;
     match call() {
+        Ok(v) if crate::guarded::is_coroutine(py, v.bind(py)) => {
+            // The call only made the coroutine: nothing it does ran yet, so
+            // nothing is known about the dependency.
+            let end = core.clock.now_or(py, start);
+            core.record(py, held, Outcome::Ignored, 0, end);
+            Err(crate::guarded::refuse_coroutine(py, v.bind(py)))
+        }
         Ok(v) => {
             let end = core.clock.now_or(py, start);
             core.record(py, held, Outcome::Success, end.saturating_sub(start), end);

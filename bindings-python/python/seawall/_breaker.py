@@ -23,8 +23,8 @@ from typing import (
     cast,
 )
 
-from . import _native, _registry
-from ._callables import guard_async_gen, is_async_callable
+from . import _native, _numbers, _registry
+from ._callables import guard_async_gen, is_async_callable, refuse_method_descriptor
 from ._classify import ExceptionSpec, classifier
 from ._stack import HeldStack
 
@@ -151,32 +151,34 @@ class CircuitBreaker:
         jitter_seed: Optional[int] = None,
     ) -> None:
         if isinstance(window, CountWindow):
-            kind, size, width = "count", window.size, 0.0
+            kind, size, width = "count", _numbers.whole(window.size, "window.size"), 0.0
         elif isinstance(window, TimeWindow):
-            kind, size, width = "time", window.buckets, window.bucket_width
+            size = _numbers.whole(window.buckets, "window.buckets")
+            kind, width = "time", _numbers.duration(window.duration, "window.duration") / size if size > 0 else 0.0
         else:
             raise TypeError(f"window must be a CountWindow or a TimeWindow, got {window!r}")
+        opt, real, whole, secs = _numbers.opt, _numbers.real, _numbers.whole, _numbers.duration
         self._native = _native.Breaker(
             window_kind=kind,
             window_size=size,
             bucket_width=width,
-            minimum_calls=minimum_calls,
-            failure_rate_threshold=failure_rate_threshold,
-            slow_call_rate_threshold=slow_call_rate_threshold,
-            slow_call_duration=slow_call_duration,
-            consecutive_failures=consecutive_failures,
-            open_duration=open_duration,
-            open_backoff_multiplier=open_backoff_multiplier,
-            max_open_duration=max_open_duration,
-            open_jitter_factor=open_jitter_factor,
-            half_open_max_calls=half_open_max_calls,
-            half_open_success_threshold=half_open_success_threshold,
-            half_open_max_wait=half_open_max_wait,
+            minimum_calls=whole(minimum_calls, "minimum_calls"),
+            failure_rate_threshold=opt(real, failure_rate_threshold, "failure_rate_threshold"),
+            slow_call_rate_threshold=real(slow_call_rate_threshold, "slow_call_rate_threshold"),
+            slow_call_duration=opt(secs, slow_call_duration, "slow_call_duration"),
+            consecutive_failures=opt(whole, consecutive_failures, "consecutive_failures"),
+            open_duration=secs(open_duration, "open_duration"),
+            open_backoff_multiplier=real(open_backoff_multiplier, "open_backoff_multiplier"),
+            max_open_duration=opt(secs, max_open_duration, "max_open_duration"),
+            open_jitter_factor=real(open_jitter_factor, "open_jitter_factor"),
+            half_open_max_calls=whole(half_open_max_calls, "half_open_max_calls"),
+            half_open_success_threshold=whole(half_open_success_threshold, "half_open_success_threshold"),
+            half_open_max_wait=opt(secs, half_open_max_wait, "half_open_max_wait"),
             name=name if name is not None else shared,
             shared=shared,
             classifier=classifier(record_on, ignore_on),
             clock=clock,
-            jitter_seed=jitter_seed,
+            jitter_seed=opt(_numbers.seed, jitter_seed, "jitter_seed"),
         )
         self.window = window
         self._region: Optional[str] = shared  # the shared region, for metrics
@@ -300,6 +302,7 @@ class CircuitBreaker:
     def __call__(self, fn: F) -> F:
         """Decorate a function, an ``async def`` function, a generator or an
         async generator."""
+        refuse_method_descriptor(fn, "CircuitBreaker")
         native = self._native
         if is_async_callable(fn):
 

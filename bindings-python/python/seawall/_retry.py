@@ -29,8 +29,8 @@ from typing import (
     cast,
 )
 
-from . import _native, _registry, _seconds
-from ._callables import is_async_callable
+from . import _native, _numbers, _registry, _seconds
+from ._callables import is_async_callable, refuse_method_descriptor
 from ._classify import ExceptionSpec, matcher
 from ._deadline import current_deadline, run_within
 
@@ -65,8 +65,20 @@ class Backoff:
         # Validates every field (SeawallConfigError naming it).
         object.__setattr__(self, "_native", self._make())
 
+    def _numbers(self) -> Tuple[float, float, float, Optional[float]]:
+        """``base``, ``multiplier``, ``max``, ``jitter_factor`` checked
+        (``SeawallConfigError`` for a bool or an overflow), in seconds."""
+        real, secs = _numbers.real, _numbers.duration
+        return (
+            secs(self.base, "base"),
+            real(self.multiplier, "multiplier"),
+            secs(self.max, "max"),
+            _numbers.opt(real, self.jitter_factor, "jitter_factor"),
+        )
+
     def _make(self) -> _native.Backoff:
-        return _native.Backoff(self.base, self.multiplier, self.max, self.jitter, self.jitter_factor)
+        base, multiplier, max_, factor = self._numbers()
+        return _native.Backoff(base, multiplier, max_, self.jitter, factor)
 
     def delay(self, attempt: int, previous: float = 0.0) -> float:
         """A fresh random delay (seconds) before retry ``attempt``; ``previous`` is
@@ -183,17 +195,18 @@ class Retry:
         b = backoff if backoff is not None else Backoff()
         if not isinstance(b, Backoff):
             raise TypeError(f"backoff must be a seawall.Backoff, got {b!r}")
+        base, multiplier, max_, factor = b._numbers()
         self._native = _native.RetryPolicy(
-            attempts=attempts,
-            base=b.base,
-            multiplier=b.multiplier,
-            max=b.max,
+            attempts=_numbers.whole(attempts, "attempts"),
+            base=base,
+            multiplier=multiplier,
+            max=max_,
             jitter=b.jitter,
-            jitter_factor=b.jitter_factor,
+            jitter_factor=factor,
             budget=budget,
             throttle=throttle,
             clock=clock,
-            seed=seed,
+            seed=_numbers.opt(_numbers.seed, seed, "seed"),
         )
         self.backoff = b
         self.budget = budget
@@ -202,6 +215,7 @@ class Retry:
         self._retry_on = cast(Callable[[BaseException], bool], matcher(retry_on, "retry_on"))
         self._timeout_ns: Optional[int] = None
         if timeout is not None:
+            timeout = _numbers.duration(timeout, "timeout")
             self._timeout_ns = _seconds.to_ns(timeout, "timeout")
         self.timeout = timeout
         self._retry_after = retry_after if retry_after is not None else _retry_after_attr
@@ -317,6 +331,7 @@ class Retry:
     def __call__(self, fn: F) -> F:
         """Decorate a function or an ``async def`` function (a generator cannot be
         re-run from the middle, so generator functions are refused)."""
+        refuse_method_descriptor(fn, "Retry")
         if is_async_callable(fn):
 
             async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
