@@ -12,11 +12,14 @@
 //! transition word) after each operation, so changes made by other processes
 //! are seen too, and reported to a Python hook when one is set.
 
+use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
+use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyTuple};
 use seawall_core::{BreakerConfig, Outcome, Rejected, State, WindowConfig};
 use seawall_host::breaker::{AcquireError, Breaker as HostBreaker, Observed, Permit};
 use seawall_host::permits::PermitError;
@@ -593,5 +596,144 @@ impl Drop for BreakerPermit {
             self.core
                 .record_quiet(self.held, Outcome::Ignored, 0, self.start);
         }
+    }
+}
+
+/// A permit held by `with breaker:` in a thread with no running event loop.
+/// Dropped unrecorded (a thread that ends inside the block), it counts as
+/// ignored, like a [`BreakerPermit`].
+struct Held {
+    core: Arc<BreakerCore>,
+    permit: Option<Permit>,
+    start: u64,
+    /// After `fork()` the child's copy of the stack must not record the parent's call.
+    owner: u32,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        if let Some(permit) = self.permit.take()
+            && std::process::id() == self.owner
+        {
+            self.core
+                .record_quiet(permit, Outcome::Ignored, 0, self.start);
+        }
+    }
+}
+
+thread_local! {
+    /// The permits of the `with breaker:` blocks open in this thread, innermost
+    /// last. Without an event loop no other task can run in this thread between
+    /// `__enter__` and `__exit__`, so a stack per thread pairs them exactly (as
+    /// a context variable would, with no context lookups).
+    static HELD: RefCell<Vec<Held>> = const { RefCell::new(Vec::new()) };
+}
+
+static RUNNING_LOOP: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// Whether an asyncio event loop runs in this thread: then tasks interleave
+/// at each `await`, also inside a sync `with` block, and the permit must be kept
+/// per task (the Python side's context variable) instead of per thread.
+fn in_event_loop(py: Python<'_>) -> PyResult<bool> {
+    let get = RUNNING_LOOP.import(py, "asyncio.events", "_get_running_loop")?;
+    Ok(!get.call0()?.is_none())
+}
+
+/// The base class of `seawall.CircuitBreaker`: `with breaker:` entered and
+/// left in native code, as cheap as the decorator. In a thread running an
+/// event loop it calls the Python side's `_enter_in_context` /
+/// `_exit_in_context(exc)` instead, which keep the permit per task.
+#[pyclass(subclass, frozen, module = "seawall._native", name = "BreakerScope")]
+pub struct BreakerScope {
+    core: OnceLock<Arc<BreakerCore>>,
+}
+
+#[pymethods]
+impl BreakerScope {
+    /// Takes (and ignores) the subclass's constructor arguments.
+    #[new]
+    #[pyo3(signature = (*_args, **_kwargs))]
+    fn new(_args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) -> Self {
+        Self {
+            core: OnceLock::new(),
+        }
+    }
+
+    /// Bind the breaker `with` uses (once, from the subclass's `__init__`).
+    fn _bind_scope(&self, breaker: &Bound<'_, Breaker>) -> PyResult<()> {
+        self.core
+            .set(Arc::clone(&breaker.get().core))
+            .map_err(|_| pyo3::exceptions::PyRuntimeError::new_err("breaker already bound"))
+    }
+
+    fn __enter__(slf: &Bound<'_, Self>) -> PyResult<Py<Self>> {
+        let py = slf.py();
+        if in_event_loop(py)? {
+            slf.call_method0(intern!(py, "_enter_in_context"))?;
+            return Ok(slf.clone().unbind());
+        }
+        let core = slf.get().bound(py)?;
+        let start = core.clock.now(py)?;
+        let permit = core.acquire(py, start)?;
+        let held = Held {
+            core: Arc::clone(core),
+            permit: Some(permit),
+            start,
+            owner: std::process::id(),
+        };
+        HELD.with_borrow_mut(|stack| stack.push(held));
+        Ok(slf.clone().unbind())
+    }
+
+    #[pyo3(signature = (_et, exc, _tb))]
+    fn __exit__(
+        slf: &Bound<'_, Self>,
+        _et: &Bound<'_, PyAny>,
+        exc: &Bound<'_, PyAny>,
+        _tb: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let py = slf.py();
+        if in_event_loop(py)? {
+            slf.call_method1(intern!(py, "_exit_in_context"), (exc,))?;
+            return Ok(());
+        }
+        let core = slf.get().bound(py)?;
+        // Popped before recording: recording runs listeners, which may open
+        // `with` blocks of their own.
+        let held = HELD.with_borrow_mut(|stack| {
+            let at = stack.iter().rposition(|h| Arc::ptr_eq(&h.core, core))?;
+            Some(stack.remove(at))
+        });
+        let Some(mut held) = held else {
+            return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                "__exit__ without a matching __enter__ in this thread or task",
+            ));
+        };
+        let Some(permit) = held.permit.take() else {
+            return Ok(());
+        };
+        if exc.is_none() {
+            let end = core.clock.now_or(py, held.start);
+            core.record(
+                py,
+                permit,
+                Outcome::Success,
+                end.saturating_sub(held.start),
+                end,
+            );
+        } else {
+            core.record_error(py, permit, exc, held.start);
+        }
+        Ok(())
+    }
+}
+
+impl BreakerScope {
+    fn bound(&self, _py: Python<'_>) -> PyResult<&Arc<BreakerCore>> {
+        self.core.get().ok_or_else(|| {
+            pyo3::exceptions::PyRuntimeError::new_err(
+                "CircuitBreaker.__init__ did not run: this breaker has no state",
+            )
+        })
     }
 }

@@ -89,7 +89,7 @@ def _hook(ref: "weakref.ReferenceType[CircuitBreaker]") -> Callable[[str, str], 
     return hook
 
 
-class CircuitBreaker:
+class CircuitBreaker(_native.BreakerScope):
     """A circuit breaker over an exact sliding window (DESIGN §3): closed, open,
     half-open, plus manual forced-open and disabled.
 
@@ -180,6 +180,7 @@ class CircuitBreaker:
             clock=clock,
             jitter_seed=opt(_numbers.seed, jitter_seed, "jitter_seed"),
         )
+        self._bind_scope(self._native)  # `with breaker:` runs natively on it
         self.window = window
         self._region: Optional[str] = shared  # the shared region, for metrics
         self._listeners: Tuple[Listener, ...] = ()
@@ -347,12 +348,16 @@ class CircuitBreaker:
         return cast(F, functools.update_wrapper(_native.Guarded(fn, breaker=native), fn))
 
     # -- with / async with ---------------------------------------------------
+    #
+    # ``with breaker:`` is ``_native.BreakerScope.__enter__`` / ``__exit__``: in
+    # a thread with no running event loop they keep the permit on a native
+    # per-thread stack; where a loop runs (tasks interleave at each ``await``,
+    # even inside a sync ``with``) they call these, which keep it per task.
 
-    def __enter__(self) -> "CircuitBreaker":
+    def _enter_in_context(self) -> None:
         self._held.push(self._native.acquire())
-        return self
 
-    def __exit__(self, et: Any, exc: Optional[BaseException], tb: Any) -> None:
+    def _exit_in_context(self, exc: Optional[BaseException]) -> None:
         permit = self._held.pop()
         if exc is None:
             permit.success()
@@ -360,10 +365,11 @@ class CircuitBreaker:
             permit.record_exception(exc)
 
     async def __aenter__(self) -> "CircuitBreaker":
-        return self.__enter__()
+        self._enter_in_context()
+        return self
 
     async def __aexit__(self, et: Any, exc: Optional[BaseException], tb: Any) -> None:
-        self.__exit__(et, exc, tb)
+        self._exit_in_context(exc)
 
     def __repr__(self) -> str:
         return f"<CircuitBreaker name={self.name!r} state={self._native.state} shared={self.shared}>"

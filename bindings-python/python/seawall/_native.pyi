@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from asyncio import AbstractEventLoop, Future
+from types import TracebackType
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union, final
+
+from typing_extensions import Self, disjoint_base
 
 __all__ = [
     "REGION_LAYOUT_VERSION",
     "Backoff",
     "Breaker",
+    "BreakerScope",
     "Bulkhead",
     "BulkheadPermit",
     "BulkheadTicket",
@@ -54,6 +58,15 @@ class Permit:
     def failure(self, duration: Optional[float] = None) -> None: ...
     def ignore(self) -> None: ...
     def record_exception(self, exc: BaseException, duration: Optional[float] = None) -> str: ...
+
+@disjoint_base
+class BreakerScope:
+    def __new__(cls, *_args: Any, **_kwargs: Any) -> Self: ...
+    def _bind_scope(self, breaker: Breaker) -> None: ...
+    def __enter__(self) -> Self: ...
+    def __exit__(
+        self, _et: Optional[type[BaseException]], exc: Optional[BaseException], _tb: Optional[TracebackType]
+    ) -> None: ...
 
 @final
 class Breaker:
