@@ -41,6 +41,9 @@ pub struct BreakerCore {
     pub(crate) clock: Clock,
     name: Option<String>,
     classifier: Classifier,
+    /// `failure_on_result(value) -> bool`: a returned value that is a failure
+    /// (an HTTP 503 returned, not raised; DESIGN §1).
+    failure_on_result: Option<Py<PyAny>>,
     /// Whether a transition hook is set (checked on every call, without a lock).
     watching: AtomicBool,
     hook: Mutex<Option<Py<PyAny>>>,
@@ -119,6 +122,23 @@ impl BreakerCore {
 
     fn state(&self) -> State {
         self.breaker.state()
+    }
+
+    /// The outcome of a call that returned `value`: a success, unless
+    /// `failure_on_result(value)` is true. The predicate's own exception is
+    /// the call's (classified and raised like one).
+    pub fn result_outcome(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Outcome> {
+        match &self.failure_on_result {
+            None => Ok(Outcome::Success),
+            Some(pred) => {
+                let bad = pred.bind(py).call1((value,))?.is_truthy()?;
+                Ok(if bad {
+                    Outcome::Failure
+                } else {
+                    Outcome::Success
+                })
+            }
+        }
     }
 
     /// If the breaker moved on since this process last looked, tell the hook
@@ -202,7 +222,7 @@ impl Breaker {
         slow_call_rate_threshold, slow_call_duration, consecutive_failures, open_duration,
         open_backoff_multiplier, max_open_duration, open_jitter_factor, half_open_max_calls,
         half_open_success_threshold, half_open_max_wait, name=None, shared=None,
-        classifier=None, clock=None, jitter_seed=None, shm_timeout=2.0
+        classifier=None, clock=None, jitter_seed=None, shm_timeout=2.0, failure_on_result=None
     ))]
     #[allow(
         clippy::too_many_arguments,
@@ -231,6 +251,7 @@ impl Breaker {
         clock: Option<Py<PyAny>>,
         jitter_seed: Option<u64>,
         shm_timeout: f64,
+        failure_on_result: Option<Py<PyAny>>,
     ) -> PyResult<Self> {
         let max_half_open = seawall_core::MAX_HALF_OPEN_CALLS;
         let config = BreakerConfig {
@@ -304,6 +325,7 @@ impl Breaker {
             clock: Clock::new(clock),
             name,
             classifier: classifier.map_or(Classifier::Default, Classifier::Custom),
+            failure_on_result,
             watching: AtomicBool::new(false),
             hook: Mutex::new(None),
             last_seen: AtomicU64::new(0),
@@ -469,6 +491,12 @@ impl Breaker {
         Ok(d)
     }
 
+    /// The outcome this breaker gives a returned value (`success`, or
+    /// `failure` when `failure_on_result` says so).
+    fn classify_result(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<&'static str> {
+        Ok(outcome_name(self.core.result_outcome(py, value)?))
+    }
+
     /// The outcome this breaker gives an exception (`success`, `failure`, `ignored`).
     fn classify(&self, py: Python<'_>, exc: &Bound<'_, PyAny>) -> &'static str {
         outcome_name(self.core.classifier.classify(py, exc))
@@ -491,11 +519,17 @@ pub fn guarded_call(
             core.record(py, held, Outcome::Ignored, 0, end);
             Err(crate::guarded::refuse_coroutine(py, v.bind(py)))
         }
-        Ok(v) => {
-            let end = core.clock.now_or(py, start);
-            core.record(py, held, Outcome::Success, end.saturating_sub(start), end);
-            Ok(v)
-        }
+        Ok(v) => match core.result_outcome(py, v.bind(py)) {
+            Ok(outcome) => {
+                let end = core.clock.now_or(py, start);
+                core.record(py, held, outcome, end.saturating_sub(start), end);
+                Ok(v)
+            }
+            Err(e) => {
+                core.record_error(py, held, e.value(py).as_any(), start);
+                Err(e)
+            }
+        },
         Err(e) => {
             core.record_error(py, held, e.value(py).as_any(), start);
             Err(e)

@@ -78,6 +78,24 @@ class TimeWindow:
 Listener = Callable[["CircuitBreaker", State, State], None]
 
 
+def _settle(permit: Any, result: Any, failure_on_result: Optional[Callable[[Any], object]]) -> None:
+    """Record a call that returned ``result``: a failure when
+    ``failure_on_result(result)`` is true (DESIGN §1), else a success. The
+    predicate's own exception is recorded and raised as the call's."""
+    if failure_on_result is None:
+        permit.success()
+        return
+    try:
+        bad = failure_on_result(result)
+    except BaseException as exc:
+        permit.record_exception(exc)
+        raise
+    if bad:
+        permit.failure()
+    else:
+        permit.success()
+
+
 def _hook(ref: "weakref.ReferenceType[CircuitBreaker]") -> Callable[[str, str], None]:
     # Holds the breaker weakly: the native core keeps the hook, and the breaker
     # keeps the core.
@@ -116,7 +134,11 @@ class CircuitBreaker(_native.BreakerScope):
     ``SystemExit``, ``GeneratorExit``) is ignored. ``record_on`` / ``ignore_on``
     take exception types or predicates (``ignore_on`` wins; with ``record_on``,
     an unmatched exception counts as a success, as in resilience4j). Your
-    exception always propagates unchanged.
+    exception always propagates unchanged. ``failure_on_result(value)`` marks
+    a returned value a failure (an HTTP 503 returned, not raised; cockatiel
+    ``handleWhenResult``): the breaker records a failure and you still get the
+    value (decorator, ``call`` and ``async`` forms; a generator's and a
+    ``with`` block's outcome is its exception only).
 
     ``shared="payments"`` puts the breaker in ``/dev/shm/seawall-breaker-payments``
     so every process of the host that opens the same name (with the same
@@ -149,7 +171,10 @@ class CircuitBreaker(_native.BreakerScope):
         shared: Optional[str] = None,
         clock: Optional[Callable[[], float]] = None,
         jitter_seed: Optional[int] = None,
+        failure_on_result: Optional[Callable[[Any], object]] = None,
     ) -> None:
+        if failure_on_result is not None and not callable(failure_on_result):
+            raise TypeError(f"failure_on_result must be callable, got {failure_on_result!r}")
         if isinstance(window, CountWindow):
             kind, size, width = "count", _numbers.whole(window.size, "window.size"), 0.0
         elif isinstance(window, TimeWindow):
@@ -179,7 +204,9 @@ class CircuitBreaker(_native.BreakerScope):
             classifier=classifier(record_on, ignore_on),
             clock=clock,
             jitter_seed=opt(_numbers.seed, jitter_seed, "jitter_seed"),
+            failure_on_result=failure_on_result,
         )
+        self.failure_on_result = failure_on_result
         self._bind_scope(self._native)  # `with breaker:` runs natively on it
         self.window = window
         self._region: Optional[str] = shared  # the shared region, for metrics
@@ -297,14 +324,14 @@ class CircuitBreaker(_native.BreakerScope):
         except BaseException as exc:
             permit.record_exception(exc)
             raise
-        permit.success()
+        _settle(permit, result, self.failure_on_result)
         return result
 
     def __call__(self, fn: F) -> F:
         """Decorate a function, an ``async def`` function, a generator or an
         async generator."""
         refuse_method_descriptor(fn, "CircuitBreaker")
-        native = self._native
+        native, on_result = self._native, self.failure_on_result
         if is_async_callable(fn):
 
             async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -314,7 +341,7 @@ class CircuitBreaker(_native.BreakerScope):
                 except BaseException as exc:
                     permit.record_exception(exc)
                     raise
-                permit.success()
+                _settle(permit, result, on_result)
                 return result
 
             return cast(F, functools.wraps(fn)(async_wrapper))

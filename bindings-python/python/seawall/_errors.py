@@ -97,6 +97,20 @@ class BulkheadFullError(SeawallError):
         return (type(self), (str(self), self.name, self.active, self.queued, self.reason))
 
 
+class ResultRejected(SeawallError):
+    """A returned value that ``Retry(retry_on_result=...)`` marked worth a retry.
+    Never raised to you: it is ``RetryState.exception`` in ``before_sleep``
+    (``value`` is the value, also ``RetryState.result``), and when the
+    attempts run out you get ``value`` back, not an exception (DESIGN §1)."""
+
+    def __init__(self, value: Any) -> None:
+        super().__init__(f"retry_on_result marked the returned value a failure: {value!r}")
+        self.value = value
+
+    def __reduce__(self) -> Tuple[Any, ...]:
+        return (type(self), (self.value,))
+
+
 class PermitAlreadyUsedError(SeawallError):
     """A permit was recorded or released a second time (a permit works once)."""
 

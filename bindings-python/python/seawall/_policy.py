@@ -258,6 +258,7 @@ class Policy:
         if self.breaker is not None:
             kw["breaker"] = self.breaker._native
         if self.retry is not None:
+            call = self.retry._checked(call)
             kw.update(retry=self.retry._native, retry_slow=self.retry._slow_sync)
         return _native.Guarded(call, **kw) if kw else call
 

@@ -33,6 +33,7 @@ from . import _native, _numbers, _registry, _seconds
 from ._callables import is_async_callable, refuse_method_descriptor
 from ._classify import ExceptionSpec, matcher
 from ._deadline import current_deadline, run_within
+from ._errors import ResultRejected
 
 __all__ = ["Retry", "Backoff", "RetryState", "Attempt", "RetryBudget", "RetryThrottle"]
 
@@ -98,6 +99,9 @@ class RetryState:
     exception: BaseException
     delay: float
     elapsed: float
+    #: The returned value ``retry_on_result`` rejected (``exception`` is then a
+    #: :class:`~seawall.ResultRejected`), else ``None``.
+    result: Any = None
 
 
 class Attempt:
@@ -157,6 +161,10 @@ class Retry:
       caller's own cancellation (``asyncio.CancelledError``, ``KeyboardInterrupt``,
       ``SystemExit``, ``GeneratorExit``) is never retried or swallowed, nor is
       anything raised while the running task is being cancelled.
+    * ``retry_on_result``: ``value -> bool``: a returned value to retry (an
+      HTTP 503 returned, not raised; tenacity ``retry_if_result``). When the
+      attempts run out you get the last returned value, not an exception
+      (DESIGN §1). Decorator and ``call`` forms, sync and ``async``.
     * ``budget`` (:class:`RetryBudget`, Finagle) or ``throttle``
       (:class:`RetryThrottle`, gRPC A6): shared limits on retries; with
       ``shared="name"`` one budget or throttle serves every process of the host.
@@ -191,7 +199,11 @@ class Retry:
         name: Optional[str] = None,
         clock: Optional[Callable[[], float]] = None,
         seed: Optional[int] = None,
+        retry_on_result: Optional[Callable[[Any], object]] = None,
     ) -> None:
+        if retry_on_result is not None and not callable(retry_on_result):
+            raise TypeError(f"retry_on_result must be callable, got {retry_on_result!r}")
+        self.retry_on_result = retry_on_result
         b = backoff if backoff is not None else Backoff()
         if not isinstance(b, Backoff):
             raise TypeError(f"backoff must be a seawall.Backoff, got {b!r}")
@@ -247,7 +259,9 @@ class Retry:
 
     def _delay_ns(self, exc: BaseException, attempt: int, previous_ns: int, start_ns: int) -> Optional[int]:
         """Nanoseconds to sleep before the next attempt, or ``None``: give up."""
-        if not isinstance(exc, Exception) or not self._retry_on(exc) or _task_cancelling():
+        if not isinstance(exc, Exception) or _task_cancelling():
+            return None
+        if not isinstance(exc, ResultRejected) and not self._retry_on(exc):
             return None
         retry_after_ns = _seconds.hint_to_ns(self._retry_after(exc))
         left = self._remaining_ns(start_ns)
@@ -258,7 +272,25 @@ class Retry:
 
     def _state(self, attempt: int, exc: BaseException, delay_ns: int, start_ns: int) -> RetryState:
         elapsed = max(0, self._native.now_ns() - start_ns) / 1e9
-        return RetryState(self.name, attempt, exc, delay_ns / 1e9, elapsed)
+        result = exc.value if isinstance(exc, ResultRejected) else None
+        return RetryState(self.name, attempt, exc, delay_ns / 1e9, elapsed, result)
+
+    def _checked(self, fn: Callable[..., R]) -> Callable[..., R]:
+        """``fn`` raising :class:`ResultRejected` for a value
+        ``retry_on_result`` rejects, so the attempt loop (native for the
+        first attempt) treats it as a failed attempt; ``fn`` itself without
+        a predicate."""
+        on_result = self.retry_on_result
+        if on_result is None:
+            return fn
+
+        def checked(*args: Any, **kwargs: Any) -> R:
+            value = fn(*args, **kwargs)
+            if on_result(value):
+                raise ResultRejected(value)
+            return value
+
+        return checked
 
     # -- sync ----------------------------------------------------------------
 
@@ -277,6 +309,8 @@ class Retry:
         while True:
             delay = self._delay_ns(exc, attempt, previous, start_ns)
             if delay is None:
+                if isinstance(exc, ResultRejected):
+                    return cast(R, exc.value)
                 raise exc
             if self._before_sleep is not None:
                 self._before_sleep(self._state(attempt, exc, delay, start_ns))
@@ -295,7 +329,7 @@ class Retry:
         ``async def`` function)."""
         if is_async_callable(fn):
             return cast(R, self._run_async(fn, args, kwargs))
-        guarded = _native.Guarded(fn, retry=self._native, retry_slow=self._slow_sync)
+        guarded = _native.Guarded(self._checked(fn), retry=self._native, retry_slow=self._slow_sync)
         return cast(R, guarded(*args, **kwargs))
 
     # -- async ---------------------------------------------------------------
@@ -303,6 +337,7 @@ class Retry:
     async def _run_async(self, fn: Callable[..., Awaitable[R]], args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> R:
         start = self._native.now_ns()
         self._native.request()
+        on_result = self.retry_on_result
         attempt, previous = 0, 0
         while True:
             attempt += 1
@@ -312,9 +347,13 @@ class Retry:
                     result = await fn(*args, **kwargs)
                 else:
                     result = await run_within(fn(*args, **kwargs), left / 1e9)
+                if on_result is not None and on_result(result):
+                    raise ResultRejected(result)
             except BaseException as exc:
                 delay = self._delay_ns(exc, attempt, previous, start)
                 if delay is None:
+                    if isinstance(exc, ResultRejected):
+                        return cast(R, exc.value)
                     raise
                 if self._before_sleep is not None:
                     hooked = self._before_sleep(self._state(attempt, exc, delay, start))
@@ -342,7 +381,7 @@ class Retry:
             raise TypeError("Retry cannot re-run a generator; retry the code that consumes it")
         if not callable(fn):
             raise TypeError(f"Retry decorates callables, got {fn!r}")
-        guarded = _native.Guarded(fn, retry=self._native, retry_slow=self._slow_sync)
+        guarded = _native.Guarded(self._checked(fn), retry=self._native, retry_slow=self._slow_sync)
         return cast(F, functools.update_wrapper(guarded, fn))
 
     # -- block form ----------------------------------------------------------
