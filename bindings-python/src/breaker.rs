@@ -16,6 +16,7 @@ use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
+use pyo3::exceptions::PyException;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -52,6 +53,18 @@ pub struct BreakerCore {
     last_seen: AtomicU64,
 }
 
+thread_local! {
+    /// A `KeyboardInterrupt` / `SystemExit` a listener raised in this thread,
+    /// not yet re-raised.
+    static PENDING: RefCell<Option<PyErr>> = const { RefCell::new(None) };
+}
+
+/// Raise what a listener raised that is not an `Exception` (DESIGN §1: re-raised
+/// after the state change is complete); called once an operation is done.
+pub fn raise_pending() -> PyResult<()> {
+    PENDING.with_borrow_mut(Option::take).map_or(Ok(()), Err)
+}
+
 fn state_of(word: u64) -> &'static str {
     Observed::from_word(word)
         .map_or(State::Closed, |o| o.state)
@@ -68,6 +81,10 @@ impl BreakerCore {
         match got {
             Ok(held) => {
                 self.notice(py);
+                if let Err(e) = raise_pending() {
+                    self.record_quiet(held, Outcome::Ignored, 0, now);
+                    return Err(e);
+                }
                 Ok(held)
             }
             Err(Some(Rejected {
@@ -75,6 +92,7 @@ impl BreakerCore {
                 retry_after_ns,
             })) => {
                 self.notice(py);
+                raise_pending()?;
                 Err(errors::circuit_open(
                     py,
                     self.name.as_deref(),
@@ -168,7 +186,17 @@ impl BreakerCore {
         if let Some(hook) = hook
             && let Err(e) = hook.call1(py, (state_of(before), observed.state.name()))
         {
-            e.write_unraisable(py, Some(hook.bind(py)));
+            if e.is_instance_of::<PyException>(py) {
+                e.write_unraisable(py, Some(hook.bind(py)));
+            } else {
+                // KeyboardInterrupt, SystemExit: the caller's own, raised once
+                // the operation that noticed the transition is complete.
+                PENDING.with_borrow_mut(|p| {
+                    if p.is_none() {
+                        *p = Some(e);
+                    }
+                });
+            }
         }
     }
 
@@ -367,9 +395,10 @@ impl Breaker {
     /// `closed`, `open`, `half_open`, `forced_open` or `disabled` (reported
     /// transitions are noticed on the way).
     #[getter]
-    fn state(&self, py: Python<'_>) -> &'static str {
+    fn state(&self, py: Python<'_>) -> PyResult<&'static str> {
         self.core.notice(py);
-        self.core.state().name()
+        raise_pending()?;
+        Ok(self.core.state().name())
     }
 
     /// The epoch: it changes with every state change.
@@ -421,23 +450,27 @@ impl Breaker {
     }
 
     /// Look for transitions now (made by any thread or process) and report them.
-    fn poll(&self, py: Python<'_>) {
+    fn poll(&self, py: Python<'_>) -> PyResult<()> {
         self.core.notice(py);
+        raise_pending()
     }
 
-    fn force_open(&self, py: Python<'_>) {
+    fn force_open(&self, py: Python<'_>) -> PyResult<()> {
         self.core.breaker.force_open();
         self.core.notice(py);
+        raise_pending()
     }
 
-    fn disable(&self, py: Python<'_>) {
+    fn disable(&self, py: Python<'_>) -> PyResult<()> {
         self.core.breaker.disable();
         self.core.notice(py);
+        raise_pending()
     }
 
-    fn reset(&self, py: Python<'_>) {
+    fn reset(&self, py: Python<'_>) -> PyResult<()> {
         self.core.breaker.reset();
         self.core.notice(py);
+        raise_pending()
     }
 
     /// Give back, as ignored, the permits of processes that no longer exist
@@ -523,6 +556,7 @@ pub fn guarded_call(
             Ok(outcome) => {
                 let end = core.clock.now_or(py, start);
                 core.record(py, held, outcome, end.saturating_sub(start), end);
+                raise_pending()?;
                 Ok(v)
             }
             Err(e) => {
@@ -532,6 +566,7 @@ pub fn guarded_call(
         },
         Err(e) => {
             core.record_error(py, held, e.value(py).as_any(), start);
+            raise_pending()?;
             Err(e)
         }
     }
@@ -566,7 +601,7 @@ impl BreakerPermit {
         self.take(py)?;
         let d = d.unwrap_or_else(|| end.saturating_sub(self.start));
         self.core.record(py, self.held, outcome, d, end);
-        Ok(())
+        raise_pending()
     }
 }
 
@@ -758,7 +793,7 @@ impl BreakerScope {
         } else {
             core.record_error(py, permit, exc, held.start);
         }
-        Ok(())
+        raise_pending()
     }
 }
 

@@ -280,7 +280,11 @@ class CircuitBreaker(_native.BreakerScope):
         this process notices. Transitions are noticed after every operation
         (and on :attr:`state`, :meth:`poll`), so changes made by other threads
         or processes are reported too; several transitions between two looks
-        are reported as one. A listener that raises is logged, never re-raised."""
+        are reported as one. A listener that raises an ``Exception`` is logged
+        (logger ``seawall``) and changes nothing: not the call's result, its
+        outcome, nor the other listeners (DESIGN §1). ``KeyboardInterrupt`` and
+        ``SystemExit`` are re-raised once the operation that noticed the
+        transition is complete (its outcome recorded)."""
         if not callable(listener):
             raise TypeError(f"listener must be callable, got {listener!r}")
         self._listeners = self._listeners + (listener,)
@@ -296,11 +300,19 @@ class CircuitBreaker(_native.BreakerScope):
         self._native.poll()
 
     def _dispatch(self, old: State, new: State) -> None:
+        interrupt: Optional[BaseException] = None
         for listener in self._listeners:
             try:
                 listener(self, old, new)
             except Exception:  # noqa: BLE001 - a listener must not break calls
                 log.exception("seawall: circuit breaker listener %r failed", listener)
+            except BaseException as exc:
+                # KeyboardInterrupt, SystemExit: the user's own. Every listener
+                # still hears of the transition; then the operation re-raises it.
+                if interrupt is None:
+                    interrupt = exc
+        if interrupt is not None:
+            raise interrupt
 
     # -- calls ---------------------------------------------------------------
 
