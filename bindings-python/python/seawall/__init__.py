@@ -26,7 +26,17 @@ from ._errors import (
     SharedRegionError,
 )
 from ._policy import Fallback, Policy, PolicyResult, StaleCache, fallback, wrap
-from ._retry import Attempt, Backoff, Retry, RetryBudget, RetryState, RetryThrottle
+from ._retry import (
+    Attempt,
+    Backoff,
+    Retry,
+    RetryBudget,
+    RetryState,
+    RetryThrottle,
+    is_testing,
+    linear_backoff,
+    set_testing,
+)
 
 Health = _native.Health
 monotonic = _native.monotonic
@@ -66,7 +76,10 @@ __all__ = [
     "Timeout",
     "current_deadline",
     "fallback",
+    "is_testing",
+    "linear_backoff",
     "monotonic",
+    "set_testing",
     "timeout",
     "wrap",
     "__version__",

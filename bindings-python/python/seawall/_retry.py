@@ -12,6 +12,7 @@ after the deadline is never made, then the throttle's verdict, then the budget
 from __future__ import annotations
 
 import asyncio
+import datetime
 import functools
 import inspect
 import time
@@ -24,8 +25,10 @@ from typing import (
     Dict,
     Iterator,
     Optional,
+    Sequence,
     Tuple,
     TypeVar,
+    Union,
     cast,
 )
 
@@ -35,7 +38,17 @@ from ._classify import ExceptionSpec, matcher
 from ._deadline import current_deadline, run_within
 from ._errors import ResultRejected
 
-__all__ = ["Retry", "Backoff", "RetryState", "Attempt", "RetryBudget", "RetryThrottle"]
+__all__ = [
+    "Retry",
+    "Backoff",
+    "RetryState",
+    "Attempt",
+    "RetryBudget",
+    "RetryThrottle",
+    "linear_backoff",
+    "set_testing",
+    "is_testing",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 R = TypeVar("R")
@@ -54,7 +67,13 @@ class Backoff:
     ``"equal"`` ``U[exp(n)/2, exp(n)]``; ``"decorrelated"``
     ``min(max, U[base, 3 * previous])``; ``"proportional"``
     ``exp(n) * U[1-f, 1+f]`` with ``f = jitter_factor`` (default 0.2). Defaults:
-    0.1 s, doubling, capped at 10 s, full jitter."""
+    0.1 s, doubling, capped at 10 s, full jitter. ``base=0`` waits not at all
+    (as ``Retry(backoff=0)``).
+
+    Other shapes of wait are given to ``Retry(backoff=...)`` directly: a
+    number or ``timedelta`` (a constant delay, ``0`` for none), a list of
+    delays (the last repeats), :func:`linear_backoff`, or any function
+    ``(attempt, exception) -> seconds``."""
 
     base: float = 0.1
     multiplier: float = 2.0
@@ -63,8 +82,10 @@ class Backoff:
     jitter_factor: Optional[float] = None
 
     def __post_init__(self) -> None:
-        # Validates every field (SeawallConfigError naming it).
-        object.__setattr__(self, "_native", self._make())
+        # Validates every field (SeawallConfigError naming it). ``base=0`` is
+        # no wait at all (the core's exponential backoff starts above 0).
+        base, _, _, _ = self._numbers()
+        object.__setattr__(self, "_native", None if base == 0 else self._make())
 
     def _numbers(self) -> Tuple[float, float, float, Optional[float]]:
         """``base``, ``multiplier``, ``max``, ``jitter_factor`` checked
@@ -84,8 +105,64 @@ class Backoff:
     def delay(self, attempt: int, previous: float = 0.0) -> float:
         """A fresh random delay (seconds) before retry ``attempt``; ``previous`` is
         the delay before it (decorrelated jitter grows from it)."""
-        native: _native.Backoff = getattr(self, "_native")
-        return native.delay(attempt, previous)
+        native: Optional[_native.Backoff] = getattr(self, "_native")
+        return 0.0 if native is None else native.delay(attempt, previous)
+
+
+#: What ``Retry(backoff=...)`` takes: see :class:`Backoff`.
+WaitSpec = Union[Backoff, float, datetime.timedelta, Sequence[Union[float, datetime.timedelta]], Callable[[int, BaseException], Any]]
+
+
+def linear_backoff(start: Any, step: Any, max: Optional[Any] = None) -> Callable[[int, BaseException], float]:
+    """Delays growing linearly: ``start + step * (n - 1)`` seconds before retry
+    ``n`` (numbers or ``timedelta``), capped at ``max`` when given; no jitter.
+    For ``Retry(backoff=linear_backoff(0.1, 0.1, max=1.0))``."""
+    first = _wait_seconds(start, "start")
+    inc = _wait_seconds(step, "step")
+    cap = None if max is None else _wait_seconds(max, "max")
+
+    def linear(attempt: int, _exc: BaseException) -> float:
+        d = first + inc * (attempt - 1)
+        return d if cap is None else min(d, cap)
+
+    return linear
+
+
+def _wait_seconds(value: Any, field: str) -> float:
+    """A configured wait: seconds >= 0 as a number or ``timedelta``."""
+    seconds = _numbers.duration(value, field)
+    _seconds.to_ns(seconds, field)  # refuses negative, NaN, infinite
+    return seconds
+
+
+def _as_wait(spec: Any) -> Tuple[Backoff, Optional[Callable[[int, BaseException], Any]]]:
+    """``(exponential backoff for the core, other wait or None)`` for
+    ``Retry(backoff=spec)``. The core decides every retry; a wait it does not
+    compute is handed to it as a lower bound of the delay (like a Retry-After
+    hint) over a 1 ns backoff, so attempts, deadline, budget and throttle
+    apply unchanged."""
+    if spec is None:
+        return Backoff(), None
+    if isinstance(spec, Backoff):
+        if getattr(spec, "_native") is None:  # base=0: no wait
+            return _NO_BACKOFF, lambda _a, _e: 0.0
+        return spec, None
+    if isinstance(spec, (int, float, datetime.timedelta)) and not isinstance(spec, bool):
+        constant = _wait_seconds(spec, "backoff")
+        return _NO_BACKOFF, lambda _a, _e: constant
+    if isinstance(spec, (list, tuple)):
+        if not spec:
+            from ._errors import SeawallConfigError
+
+            raise SeawallConfigError("invalid backoff: a list of delays needs at least one", "backoff")
+        delays = [_wait_seconds(d, "backoff") for d in spec]
+        return _NO_BACKOFF, lambda a, _e: delays[min(a, len(delays)) - 1]
+    if callable(spec):
+        return _NO_BACKOFF, spec
+    raise TypeError(
+        f"backoff must be a seawall.Backoff, seconds, a timedelta, a list of delays or a function "
+        f"(attempt, exception) -> seconds, got {spec!r}"
+    )
 
 
 @dataclass(frozen=True)
@@ -129,6 +206,37 @@ class Attempt:
         return f"<Attempt {self.number}>"
 
 
+# The core's backoff when the wait is computed here: 1 ns, so the delay is the
+# computed one (given to the core as a lower bound).
+_NO_BACKOFF = Backoff(base=1e-9, multiplier=1.0, max=1e-9, jitter="none")
+
+_testing: Optional[Tuple[bool, Optional[int]]] = None
+
+
+def set_testing(testing: bool, *, attempts: Optional[int] = None) -> None:
+    """Test mode for every :class:`Retry` of the process (stamina's
+    ``set_testing``): retries do not sleep (``before_sleep`` still hears of each
+    delay), and with ``attempts`` no call makes more than that many attempts
+    (``attempts=1``: no retry at all). ``set_testing(False)`` restores both."""
+    global _testing
+    if attempts is not None:
+        attempts = _numbers.whole(attempts, "attempts")
+        if attempts < 1:
+            from ._errors import SeawallConfigError
+
+            raise SeawallConfigError(f"invalid attempts: must be at least 1, got {attempts}", "attempts")
+    _testing = (True, attempts) if testing else None
+
+
+def is_testing() -> bool:
+    """Whether :func:`set_testing` turned test mode on."""
+    return _testing is not None
+
+
+def _sleep_seconds(delay_ns: int) -> float:
+    return 0.0 if _testing is not None else delay_ns / 1e9
+
+
 def _retry_after_attr(exc: BaseException) -> Any:
     """``exc.retry_after`` as given (read by :func:`_seconds.hint_to_ns`)."""
     return getattr(exc, "retry_after", None)
@@ -156,7 +264,12 @@ class Retry:
     attempt:`` block form), in the spirit of tenacity and stamina.
 
     * ``attempts``: attempts in all, the first included (default 3).
-    * ``backoff``: a :class:`Backoff` (default 0.1 s doubling to 10 s, full jitter).
+    * ``backoff``: a :class:`Backoff` (default 0.1 s doubling to 10 s, full
+      jitter); or seconds / a ``timedelta`` (constant, ``0`` for none), a list
+      of delays (the last repeats), :func:`linear_backoff`, or a function
+      ``(attempt, exception) -> seconds`` (``attempt`` is the 1-based attempt
+      that failed). A Retry-After hint still raises the delay to at least the
+      hint. :func:`set_testing` makes every retry not sleep.
     * ``retry_on``: exception types or a predicate (default ``Exception``). The
       caller's own cancellation (``asyncio.CancelledError``, ``KeyboardInterrupt``,
       ``SystemExit``, ``GeneratorExit``) is never retried or swallowed, nor is
@@ -189,7 +302,7 @@ class Retry:
         self,
         *,
         attempts: int = 3,
-        backoff: Optional[Backoff] = None,
+        backoff: Optional[WaitSpec] = None,
         retry_on: ExceptionSpec = Exception,
         budget: Optional[_native.RetryBudget] = None,
         throttle: Optional[_native.RetryThrottle] = None,
@@ -204,9 +317,7 @@ class Retry:
         if retry_on_result is not None and not callable(retry_on_result):
             raise TypeError(f"retry_on_result must be callable, got {retry_on_result!r}")
         self.retry_on_result = retry_on_result
-        b = backoff if backoff is not None else Backoff()
-        if not isinstance(b, Backoff):
-            raise TypeError(f"backoff must be a seawall.Backoff, got {b!r}")
+        b, self._wait = _as_wait(backoff)
         base, multiplier, max_, factor = b._numbers()
         self._native = _native.RetryPolicy(
             attempts=_numbers.whole(attempts, "attempts"),
@@ -220,7 +331,7 @@ class Retry:
             clock=clock,
             seed=_numbers.opt(_numbers.seed, seed, "seed"),
         )
-        self.backoff = b
+        self.backoff = backoff if backoff is not None else b
         self.budget = budget
         self.throttle = throttle
         self.name = name
@@ -263,12 +374,20 @@ class Retry:
             return None
         if not isinstance(exc, ResultRejected) and not self._retry_on(exc):
             return None
+        if _testing is not None and _testing[1] is not None and attempt >= _testing[1]:
+            return None
         retry_after_ns = _seconds.hint_to_ns(self._retry_after(exc))
+        if self._wait is not None and attempt < self._native.max_attempts:  # else the core gives up
+            wait_ns = _seconds.to_ns(_numbers.duration(self._wait(attempt, exc), "backoff"), "backoff")
+            retry_after_ns = max(wait_ns, retry_after_ns or 0) or None
         left = self._remaining_ns(start_ns)
         delay, why = self._native.decide(
             attempt, previous_ns, _NO_DEADLINE_NS if left is None else left, retry_after_ns
         )
-        return None if why is not None else delay
+        if why is not None:
+            return None
+        # A zero wait computed here is the 1 ns backoff in the core: none.
+        return 0 if self._wait is not None and retry_after_ns is None else delay
 
     def _state(self, attempt: int, exc: BaseException, delay_ns: int, start_ns: int) -> RetryState:
         elapsed = max(0, self._native.now_ns() - start_ns) / 1e9
@@ -314,7 +433,7 @@ class Retry:
                 raise exc
             if self._before_sleep is not None:
                 self._before_sleep(self._state(attempt, exc, delay, start_ns))
-            time.sleep(delay / 1e9)
+            time.sleep(_sleep_seconds(delay))
             previous, attempt = delay, attempt + 1
             try:
                 result = fn(*args, **kw)
@@ -359,7 +478,7 @@ class Retry:
                     hooked = self._before_sleep(self._state(attempt, exc, delay, start))
                     if inspect.isawaitable(hooked):
                         await hooked
-                await asyncio.sleep(delay / 1e9)
+                await asyncio.sleep(_sleep_seconds(delay))
                 previous = delay
                 continue
             self._native.success()
@@ -415,7 +534,7 @@ class Retry:
             delay, exc = step
             if self._before_sleep is not None:
                 self._before_sleep(self._state(number, exc, delay, start))
-            time.sleep(delay / 1e9)
+            time.sleep(_sleep_seconds(delay))
             previous = delay
 
     async def __aiter__(self) -> AsyncIterator[Attempt]:
@@ -435,7 +554,7 @@ class Retry:
                 hooked = self._before_sleep(self._state(number, exc, delay, start))
                 if inspect.isawaitable(hooked):
                     await hooked
-            await asyncio.sleep(delay / 1e9)
+            await asyncio.sleep(_sleep_seconds(delay))
             previous = delay
 
     def __repr__(self) -> str:
