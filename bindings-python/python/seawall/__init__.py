@@ -10,6 +10,8 @@ Durations are ``float`` seconds; thresholds and shares are percentages
 
 from __future__ import annotations
 
+import logging
+
 from . import _native
 from ._breaker import CircuitBreaker, CountWindow, Listener, Permit, State, TimeWindow
 from ._bulkhead import PRIORITIES, Bulkhead, BulkheadPermit, BulkheadTicket
@@ -37,6 +39,11 @@ from ._retry import (
     linear_backoff,
     set_testing,
 )
+
+# The library prints nothing: its ``seawall`` logger (breaker transitions at
+# WARNING, retries at INFO, listener errors at ERROR) reaches an application
+# only through handlers it configures.
+logging.getLogger("seawall").addHandler(logging.NullHandler())
 
 Health = _native.Health
 monotonic = _native.monotonic

@@ -214,6 +214,9 @@ class CircuitBreaker(_native.BreakerScope):
         self._held: HeldStack[Any] = HeldStack("breaker")
         for listener in listeners:
             self.add_listener(listener)
+        # Transitions are always looked for: the ``seawall`` logger reports
+        # them (WARNING) whether or not a listener is set.
+        self._native.set_hook(_hook(weakref.ref(self)))
         if self.name is not None:
             _registry.register(self)
 
@@ -288,18 +291,16 @@ class CircuitBreaker(_native.BreakerScope):
         if not callable(listener):
             raise TypeError(f"listener must be callable, got {listener!r}")
         self._listeners = self._listeners + (listener,)
-        self._native.set_hook(_hook(weakref.ref(self)))
 
     def remove_listener(self, listener: Listener) -> None:
         self._listeners = tuple(x for x in self._listeners if x is not listener)
-        if not self._listeners:
-            self._native.set_hook(None)
 
     def poll(self) -> None:
         """Look for transitions now and report them to the listeners."""
         self._native.poll()
 
     def _dispatch(self, old: State, new: State) -> None:
+        log.warning("seawall: circuit breaker %s: %s -> %s", self.name or "(unnamed)", old.value, new.value)
         interrupt: Optional[BaseException] = None
         for listener in self._listeners:
             try:

@@ -12,9 +12,11 @@ after the deadline is never made, then the throttle's verdict, then the budget
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime
 import functools
 import inspect
+import logging
 import time
 from dataclasses import dataclass
 from typing import (
@@ -37,6 +39,8 @@ from ._callables import is_async_callable, refuse_method_descriptor
 from ._classify import ExceptionSpec, matcher
 from ._deadline import current_deadline, run_within
 from ._errors import ResultRejected
+
+log = logging.getLogger("seawall")
 
 __all__ = [
     "Retry",
@@ -179,6 +183,8 @@ class RetryState:
     #: The returned value ``retry_on_result`` rejected (``exception`` is then a
     #: :class:`~seawall.ResultRejected`), else ``None``.
     result: Any = None
+    #: For ``on_give_up``: why no retry follows; ``None`` before a retry.
+    reason: Optional[str] = None
 
 
 class Attempt:
@@ -235,6 +241,29 @@ def is_testing() -> bool:
 
 def _sleep_seconds(delay_ns: int) -> float:
     return 0.0 if _testing is not None else delay_ns / 1e9
+
+
+def _callable(listener: Any) -> Any:
+    if not callable(listener):
+        raise TypeError(f"listener must be callable, got {listener!r}")
+    return listener
+
+
+def _tell(listeners: Tuple[Callable[[RetryState], Any], ...], state: RetryState) -> None:
+    """Call each listener; one that raises an ``Exception`` is logged and
+    changes nothing (DESIGN §1). ``KeyboardInterrupt`` / ``SystemExit`` are
+    raised once every listener heard."""
+    interrupt: Optional[BaseException] = None
+    for listener in listeners:
+        try:
+            listener(state)
+        except Exception:  # noqa: BLE001 - a listener must not change the call
+            log.exception("seawall: retry listener %r failed", listener)
+        except BaseException as exc:
+            if interrupt is None:
+                interrupt = exc
+    if interrupt is not None:
+        raise interrupt
 
 
 def _retry_after_attr(exc: BaseException) -> Any:
@@ -343,6 +372,8 @@ class Retry:
         self.timeout = timeout
         self._retry_after = retry_after if retry_after is not None else _retry_after_attr
         self._before_sleep = before_sleep
+        self._on_retry: Tuple[Callable[[RetryState], Any], ...] = ()
+        self._on_give_up: Tuple[Callable[[RetryState], Any], ...] = ()
         if name is not None:
             _registry.register(self)
 
@@ -369,12 +400,16 @@ class Retry:
         return left
 
     def _delay_ns(self, exc: BaseException, attempt: int, previous_ns: int, start_ns: int) -> Optional[int]:
-        """Nanoseconds to sleep before the next attempt, or ``None``: give up."""
+        """Nanoseconds to sleep before the next attempt, or ``None``: give up
+        (the ``on_give_up`` listeners told why, unless it is the caller's own
+        cancellation)."""
         if not isinstance(exc, Exception) or _task_cancelling():
             return None
         if not isinstance(exc, ResultRejected) and not self._retry_on(exc):
+            self._giving_up(attempt, exc, start_ns, "not_retryable")
             return None
         if _testing is not None and _testing[1] is not None and attempt >= _testing[1]:
+            self._giving_up(attempt, exc, start_ns, "max_attempts")
             return None
         retry_after_ns = _seconds.hint_to_ns(self._retry_after(exc))
         if self._wait is not None and attempt < self._native.max_attempts:  # else the core gives up
@@ -385,9 +420,50 @@ class Retry:
             attempt, previous_ns, _NO_DEADLINE_NS if left is None else left, retry_after_ns
         )
         if why is not None:
+            self._giving_up(attempt, exc, start_ns, why)
             return None
         # A zero wait computed here is the 1 ns backoff in the core: none.
         return 0 if self._wait is not None and retry_after_ns is None else delay
+
+    # -- hooks ---------------------------------------------------------------
+
+    def on_retry(self, listener: Callable[[RetryState], Any]) -> Callable[[RetryState], Any]:
+        """Call ``listener(state)`` before each retry's sleep (a
+        :class:`RetryState`: attempt, exception, delay, elapsed); usable as a
+        decorator. A listener that raises an ``Exception`` is logged (logger
+        ``seawall``) and changes nothing (DESIGN §1). Returns ``listener``."""
+        self._on_retry = self._on_retry + (_callable(listener),)
+        return listener
+
+    def on_give_up(self, listener: Callable[[RetryState], Any]) -> Callable[[RetryState], Any]:
+        """Call ``listener(state)`` when a failed attempt is not retried:
+        ``state.reason`` says why (``max_attempts``, ``deadline``,
+        ``budget_exhausted``, ``throttled``, ``not_retryable``), ``delay`` is
+        0. The caller's own cancellation is no give-up. Errors as for
+        :meth:`on_retry`. Returns ``listener``."""
+        self._on_give_up = self._on_give_up + (_callable(listener),)
+        return listener
+
+    def remove_listener(self, listener: Callable[[RetryState], Any]) -> None:
+        """Stop calling ``listener`` (from :meth:`on_retry` or :meth:`on_give_up`)."""
+        self._on_retry = tuple(x for x in self._on_retry if x is not listener)
+        self._on_give_up = tuple(x for x in self._on_give_up if x is not listener)
+
+    def _sleeping(self, state: RetryState) -> Any:
+        """Before each sleep: the ``seawall`` logger (INFO, as tenacity's
+        ``before_sleep_log``), every ``on_retry`` listener, then
+        ``before_sleep``, whose result is returned (async code awaits it)."""
+        log.info(
+            "seawall: retry %s: attempt %d failed with %r; retrying in %.3f s",
+            self.name or "(unnamed)", state.attempt, state.exception, state.delay,
+        )
+        _tell(self._on_retry, state)
+        return None if self._before_sleep is None else self._before_sleep(state)
+
+    def _giving_up(self, attempt: int, exc: BaseException, start_ns: int, reason: str) -> None:
+        if self._on_give_up:
+            state = self._state(attempt, exc, 0, start_ns)
+            _tell(self._on_give_up, dataclasses.replace(state, reason=reason))
 
     def _state(self, attempt: int, exc: BaseException, delay_ns: int, start_ns: int) -> RetryState:
         elapsed = max(0, self._native.now_ns() - start_ns) / 1e9
@@ -431,8 +507,7 @@ class Retry:
                 if isinstance(exc, ResultRejected):
                     return cast(R, exc.value)
                 raise exc
-            if self._before_sleep is not None:
-                self._before_sleep(self._state(attempt, exc, delay, start_ns))
+            self._sleeping(self._state(attempt, exc, delay, start_ns))
             time.sleep(_sleep_seconds(delay))
             previous, attempt = delay, attempt + 1
             try:
@@ -474,10 +549,9 @@ class Retry:
                     if isinstance(exc, ResultRejected):
                         return cast(R, exc.value)
                     raise
-                if self._before_sleep is not None:
-                    hooked = self._before_sleep(self._state(attempt, exc, delay, start))
-                    if inspect.isawaitable(hooked):
-                        await hooked
+                hooked = self._sleeping(self._state(attempt, exc, delay, start))
+                if inspect.isawaitable(hooked):
+                    await hooked
                 await asyncio.sleep(_sleep_seconds(delay))
                 previous = delay
                 continue
@@ -532,8 +606,7 @@ class Retry:
             if step is None:
                 return
             delay, exc = step
-            if self._before_sleep is not None:
-                self._before_sleep(self._state(number, exc, delay, start))
+            self._sleeping(self._state(number, exc, delay, start))
             time.sleep(_sleep_seconds(delay))
             previous = delay
 
@@ -550,10 +623,9 @@ class Retry:
             if step is None:
                 return
             delay, exc = step
-            if self._before_sleep is not None:
-                hooked = self._before_sleep(self._state(number, exc, delay, start))
-                if inspect.isawaitable(hooked):
-                    await hooked
+            hooked = self._sleeping(self._state(number, exc, delay, start))
+            if inspect.isawaitable(hooked):
+                await hooked
             await asyncio.sleep(_sleep_seconds(delay))
             previous = delay
 
