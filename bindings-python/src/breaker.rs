@@ -45,6 +45,11 @@ pub struct BreakerCore {
     /// `failure_on_result(value) -> bool`: a returned value that is a failure
     /// (an HTTP 503 returned, not raised; DESIGN §1).
     failure_on_result: Option<Py<PyAny>>,
+    /// Whether a call-event hook is set (checked on every call, without a lock).
+    events_on: AtomicBool,
+    /// `events(kind, duration_seconds)`: `success`, `failure`, `ignored` once a
+    /// call is recorded, `rejected` when one is refused.
+    events: Mutex<Option<Py<PyAny>>>,
     /// Whether a transition hook is set (checked on every call, without a lock).
     watching: AtomicBool,
     hook: Mutex<Option<Py<PyAny>>>,
@@ -63,6 +68,21 @@ thread_local! {
 /// after the state change is complete); called once an operation is done.
 pub fn raise_pending() -> PyResult<()> {
     PENDING.with_borrow_mut(Option::take).map_or(Ok(()), Err)
+}
+
+/// What a hook raised: an `Exception` is reported as unraisable (the Python
+/// side logs listeners' own); `KeyboardInterrupt`, `SystemExit` are the caller's
+/// own, raised once the operation that ran the hook is complete.
+fn keep_interrupt(py: Python<'_>, e: PyErr, hook: &Bound<'_, PyAny>) {
+    if e.is_instance_of::<PyException>(py) {
+        e.write_unraisable(py, Some(hook));
+    } else {
+        PENDING.with_borrow_mut(|p| {
+            if p.is_none() {
+                *p = Some(e);
+            }
+        });
+    }
 }
 
 fn state_of(word: u64) -> &'static str {
@@ -92,6 +112,7 @@ impl BreakerCore {
                 retry_after_ns,
             })) => {
                 self.notice(py);
+                self.emit(py, "rejected", 0);
                 raise_pending()?;
                 Err(errors::circuit_open(
                     py,
@@ -100,12 +121,16 @@ impl BreakerCore {
                     retry_after_ns,
                 ))
             }
-            Err(None) => Err(errors::permits_exhausted(
-                py,
-                self.name.as_deref(),
-                self.state().name(),
-                seawall_host::permits::PERMIT_SLOTS,
-            )),
+            Err(None) => {
+                self.emit(py, "rejected", 0);
+                raise_pending()?;
+                Err(errors::permits_exhausted(
+                    py,
+                    self.name.as_deref(),
+                    self.state().name(),
+                    seawall_host::permits::PERMIT_SLOTS,
+                ))
+            }
         }
     }
 
@@ -113,6 +138,26 @@ impl BreakerCore {
     pub fn record(&self, py: Python<'_>, held: Permit, outcome: Outcome, duration: u64, now: u64) {
         self.record_quiet(held, outcome, duration, now);
         self.notice(py);
+        self.emit(py, outcome_name(outcome), duration);
+    }
+
+    /// Tell the call-event hook, if one is set, that a call ended as `kind` (or
+    /// was `rejected`). Its errors are handled as the transition hook's.
+    fn emit(&self, py: Python<'_>, kind: &'static str, duration: u64) {
+        if !self.events_on.load(Ordering::Relaxed) {
+            return;
+        }
+        let hook = self
+            .events
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .map(|h| h.clone_ref(py));
+        if let Some(hook) = hook
+            && let Err(e) = hook.call1(py, (kind, ns_to_secs(duration)))
+        {
+            keep_interrupt(py, e, hook.bind(py));
+        }
     }
 
     /// [`record`](Self::record) without noticing transitions (for drops, where
@@ -186,17 +231,7 @@ impl BreakerCore {
         if let Some(hook) = hook
             && let Err(e) = hook.call1(py, (state_of(before), observed.state.name()))
         {
-            if e.is_instance_of::<PyException>(py) {
-                e.write_unraisable(py, Some(hook.bind(py)));
-            } else {
-                // KeyboardInterrupt, SystemExit: the caller's own, raised once
-                // the operation that noticed the transition is complete.
-                PENDING.with_borrow_mut(|p| {
-                    if p.is_none() {
-                        *p = Some(e);
-                    }
-                });
-            }
+            keep_interrupt(py, e, hook.bind(py));
         }
     }
 
@@ -355,6 +390,8 @@ impl Breaker {
             classifier: classifier.map_or(Classifier::Default, Classifier::Custom),
             failure_on_result,
             watching: AtomicBool::new(false),
+            events_on: AtomicBool::new(false),
+            events: Mutex::new(None),
             hook: Mutex::new(None),
             last_seen: AtomicU64::new(0),
         };
@@ -429,6 +466,18 @@ impl Breaker {
     #[getter]
     fn name(&self) -> Option<&str> {
         self.core.name()
+    }
+
+    /// Set (or clear) the call-event hook `events(kind, duration_seconds)`.
+    #[pyo3(signature = (events))]
+    fn set_events(&self, events: Option<Py<PyAny>>) {
+        let on = events.is_some();
+        *self
+            .core
+            .events
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = events;
+        self.core.events_on.store(on, Ordering::Release);
     }
 
     /// Set (or clear) the transition hook `hook(old_state, new_state)`.

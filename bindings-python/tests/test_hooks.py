@@ -100,3 +100,56 @@ def test_nothing_is_printed_without_logging_configured():
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert (r.stdout, r.stderr) == ("", "")
+
+
+def test_breaker_call_listeners_hear_every_form():
+    clock = FakeClock()
+    b = CircuitBreaker(window=CountWindow(4), minimum_calls=4, clock=clock, failure_on_result=lambda v: v == 503)
+    heard = []
+    b.on_success(lambda br, d: heard.append(("success", d)))
+    b.on_failure(lambda br, d: heard.append(("failure", d)))
+
+    @b.on_rejected
+    def rejected(br, d):
+        assert br is b
+        heard.append(("rejected", d))
+
+    def slow_ok():
+        clock.advance(0.25)
+        return 200
+
+    assert b(slow_ok)() == 200  # decorator: a success of 0.25 s
+    with b:
+        clock.advance(0.5)  # with: a success of 0.5 s
+    assert b.call(lambda: 503) == 503  # a rejected value: a failure
+    with pytest.raises(ConnectionError):
+        b.call(failing([]))  # 2 failures of 4: 50 %, open
+    with pytest.raises(seawall.CircuitOpenError):
+        b.call(slow_ok)
+    assert heard == [("success", 0.25), ("success", 0.5), ("failure", 0.0), ("failure", 0.0), ("rejected", 0.0)]
+
+
+def test_a_raising_call_listener_changes_nothing_and_can_be_removed(caplog):
+    b = CircuitBreaker()
+    bad = b.on_success(lambda br, d: 1 / 0)
+    with caplog.at_level(logging.ERROR, logger="seawall"):
+        assert b.call(lambda: "value") == "value"
+    assert "ZeroDivisionError" in caplog.text
+    b.remove_listener(bad)
+    caplog.clear()
+    with caplog.at_level(logging.ERROR, logger="seawall"):
+        assert b.call(lambda: "value") == "value"
+    assert caplog.text == ""
+    assert b.metrics()["totals"]["successes"] == 2
+
+
+def test_an_interrupt_in_a_call_listener_reaches_the_caller_after_recording():
+    b = CircuitBreaker()
+
+    def stop(br, d):
+        raise KeyboardInterrupt
+
+    b.on_success(stop)
+    with pytest.raises(KeyboardInterrupt):
+        b.call(lambda: "value")
+    assert b.metrics()["totals"]["successes"] == 1

@@ -28,7 +28,7 @@ from ._callables import guard_async_gen, is_async_callable, refuse_method_descri
 from ._classify import ExceptionSpec, classifier
 from ._stack import HeldStack
 
-__all__ = ["CircuitBreaker", "CountWindow", "TimeWindow", "State", "Permit", "Listener"]
+__all__ = ["CircuitBreaker", "CountWindow", "TimeWindow", "State", "Permit", "Listener", "CallListener"]
 
 log = logging.getLogger("seawall")
 
@@ -76,6 +76,20 @@ class TimeWindow:
 
 
 Listener = Callable[["CircuitBreaker", State, State], None]
+
+#: ``listener(breaker, duration_seconds)`` for :meth:`CircuitBreaker.on_success`,
+#: :meth:`~CircuitBreaker.on_failure` and :meth:`~CircuitBreaker.on_rejected`.
+CallListener = Callable[["CircuitBreaker", float], Any]
+
+
+def _events_hook(ref: "weakref.ReferenceType[CircuitBreaker]") -> Callable[[str, float], None]:
+    # Weak, as the transition hook.
+    def events(kind: str, duration: float) -> None:
+        b = ref()
+        if b is not None:
+            b._dispatch_event(kind, duration)
+
+    return events
 
 
 def _settle(permit: Any, result: Any, failure_on_result: Optional[Callable[[Any], object]]) -> None:
@@ -211,6 +225,7 @@ class CircuitBreaker(_native.BreakerScope):
         self.window = window
         self._region: Optional[str] = shared  # the shared region, for metrics
         self._listeners: Tuple[Listener, ...] = ()
+        self._events: Dict[str, Tuple[CallListener, ...]] = {}
         self._held: HeldStack[Any] = HeldStack("breaker")
         for listener in listeners:
             self.add_listener(listener)
@@ -292,8 +307,50 @@ class CircuitBreaker(_native.BreakerScope):
             raise TypeError(f"listener must be callable, got {listener!r}")
         self._listeners = self._listeners + (listener,)
 
-    def remove_listener(self, listener: Listener) -> None:
+    def on_success(self, listener: CallListener) -> CallListener:
+        """Call ``listener(breaker, duration_seconds)`` after each call recorded
+        as a success (pybreaker's ``success``, cockatiel's ``onSuccess``), in
+        every form. Usable as a decorator; returns ``listener``. Errors as for
+        :meth:`add_listener`: an ``Exception`` is logged and changes nothing."""
+        return self._on("success", listener)
+
+    def on_failure(self, listener: CallListener) -> CallListener:
+        """Call ``listener(breaker, duration_seconds)`` after each call recorded
+        as a failure (an exception, or a value ``failure_on_result`` rejects)."""
+        return self._on("failure", listener)
+
+    def on_rejected(self, listener: CallListener) -> CallListener:
+        """Call ``listener(breaker, 0.0)`` for each call the breaker refuses
+        (:class:`~seawall.CircuitOpenError`, before it is raised)."""
+        return self._on("rejected", listener)
+
+    def _on(self, kind: str, listener: CallListener) -> CallListener:
+        if not callable(listener):
+            raise TypeError(f"listener must be callable, got {listener!r}")
+        self._events = {**self._events, kind: self._events.get(kind, ()) + (listener,)}
+        self._native.set_events(_events_hook(weakref.ref(self)))
+        return listener
+
+    def _dispatch_event(self, kind: str, duration: float) -> None:
+        interrupt: Optional[BaseException] = None
+        for listener in self._events.get(kind, ()):
+            try:
+                listener(self, duration)
+            except Exception:  # noqa: BLE001 - a listener must not break calls
+                log.exception("seawall: circuit breaker %s listener %r failed", kind, listener)
+            except BaseException as exc:
+                if interrupt is None:
+                    interrupt = exc
+        if interrupt is not None:
+            raise interrupt
+
+    def remove_listener(self, listener: Any) -> None:
+        """Stop calling ``listener`` (from :meth:`add_listener` or an ``on_*``)."""
         self._listeners = tuple(x for x in self._listeners if x is not listener)
+        events = {k: tuple(x for x in v if x is not listener) for k, v in self._events.items()}
+        self._events = {k: v for k, v in events.items() if v}
+        if not self._events:
+            self._native.set_events(None)
 
     def poll(self) -> None:
         """Look for transitions now and report them to the listeners."""
