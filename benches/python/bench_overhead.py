@@ -8,8 +8,8 @@ call and prints each overhead in ns per call and as ratios:
 
 * circuit breaker: seawall vs pybreaker and circuitbreaker;
 * retry, success path: seawall vs tenacity and stamina;
-* for context: seawall's bulkhead, a whole policy, and a breaker shared by
-  processes (/dev/shm);
+* for context: seawall's bulkhead, a whole policy, a breaker shared by
+  processes (/dev/shm), and ``with breaker:`` next to the decorator;
 * rate limiter, an admitted check: seawall's ``RateLimiter.try_acquire`` vs
   ``limits`` (moving window, memory storage) ``hit``, both with quotas every
   check stays under. ``limits``' moving window keeps one entry per hit in the
@@ -44,6 +44,13 @@ def build() -> Tuple[Dict[str, Callable[..., int]], List[str]]:
     fns: Dict[str, Callable[..., int]] = {"bare call": noop}
     missing: List[str] = []
     fns["seawall breaker"] = seawall.CircuitBreaker()(noop)
+    scoped = seawall.CircuitBreaker()
+
+    def with_breaker(x: int = 0) -> int:
+        with scoped:
+            return x
+
+    fns["seawall breaker (with)"] = with_breaker
     shared_name = f"bench-{os.getpid()}"
     fns["seawall breaker (shared)"] = seawall.CircuitBreaker(shared=shared_name)(noop)
     fns["seawall retry"] = seawall.Retry(attempts=3)(noop)
@@ -146,6 +153,7 @@ def main(argv: List[str]) -> int:
     print("overhead ratios (lower is better for seawall):")
     print(f"  seawall breaker / pybreaker        {ratio(g('seawall breaker'), g('pybreaker'))}")
     print(f"  seawall breaker / circuitbreaker   {ratio(g('seawall breaker'), g('circuitbreaker'))}")
+    print(f"  seawall `with breaker:` / decorator {ratio(g('seawall breaker (with)'), g('seawall breaker'))}")
     print(f"  seawall retry   / tenacity         {ratio(g('seawall retry'), g('tenacity retry'))}")
     print(f"  seawall retry   / stamina          {ratio(g('seawall retry'), g('stamina retry'))}")
     limiters, limiter_missing = limiter_rows(repeat)

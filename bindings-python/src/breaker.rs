@@ -12,11 +12,15 @@
 //! transition word) after each operation, so changes made by other processes
 //! are seen too, and reported to a Python hook when one is set.
 
+use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
+use pyo3::exceptions::PyException;
+use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyTuple};
 use seawall_core::{BreakerConfig, Outcome, Rejected, State, WindowConfig};
 use seawall_host::breaker::{AcquireError, Breaker as HostBreaker, Observed, Permit};
 use seawall_host::permits::PermitError;
@@ -38,12 +42,47 @@ pub struct BreakerCore {
     pub(crate) clock: Clock,
     name: Option<String>,
     classifier: Classifier,
+    /// `failure_on_result(value) -> bool`: a returned value that is a failure
+    /// (an HTTP 503 returned, not raised; DESIGN §1).
+    failure_on_result: Option<Py<PyAny>>,
+    /// Whether a call-event hook is set (checked on every call, without a lock).
+    events_on: AtomicBool,
+    /// `events(kind, duration_seconds)`: `success`, `failure`, `ignored` once a
+    /// call is recorded, `rejected` when one is refused.
+    events: Mutex<Option<Py<PyAny>>>,
     /// Whether a transition hook is set (checked on every call, without a lock).
     watching: AtomicBool,
     hook: Mutex<Option<Py<PyAny>>>,
     /// The last state and epoch this process reported, as the host's
     /// transition word ([`Observed::word`]).
     last_seen: AtomicU64,
+}
+
+thread_local! {
+    /// A `KeyboardInterrupt` / `SystemExit` a listener raised in this thread,
+    /// not yet re-raised.
+    static PENDING: RefCell<Option<PyErr>> = const { RefCell::new(None) };
+}
+
+/// Raise what a listener raised that is not an `Exception` (DESIGN §1: re-raised
+/// after the state change is complete); called once an operation is done.
+pub fn raise_pending() -> PyResult<()> {
+    PENDING.with_borrow_mut(Option::take).map_or(Ok(()), Err)
+}
+
+/// What a hook raised: an `Exception` is reported as unraisable (the Python
+/// side logs listeners' own); `KeyboardInterrupt`, `SystemExit` are the caller's
+/// own, raised once the operation that ran the hook is complete.
+fn keep_interrupt(py: Python<'_>, e: PyErr, hook: &Bound<'_, PyAny>) {
+    if e.is_instance_of::<PyException>(py) {
+        e.write_unraisable(py, Some(hook));
+    } else {
+        PENDING.with_borrow_mut(|p| {
+            if p.is_none() {
+                *p = Some(e);
+            }
+        });
+    }
 }
 
 fn state_of(word: u64) -> &'static str {
@@ -62,6 +101,10 @@ impl BreakerCore {
         match got {
             Ok(held) => {
                 self.notice(py);
+                if let Err(e) = raise_pending() {
+                    self.record_quiet(held, Outcome::Ignored, 0, now);
+                    return Err(e);
+                }
                 Ok(held)
             }
             Err(Some(Rejected {
@@ -69,6 +112,8 @@ impl BreakerCore {
                 retry_after_ns,
             })) => {
                 self.notice(py);
+                self.emit(py, "rejected", 0);
+                raise_pending()?;
                 Err(errors::circuit_open(
                     py,
                     self.name.as_deref(),
@@ -76,14 +121,16 @@ impl BreakerCore {
                     retry_after_ns,
                 ))
             }
-            Err(None) => Err(errors::seawall(
-                py,
-                &format!(
-                    "shared circuit breaker {:?}: all {} permits are outstanding (admission given back as ignored)",
-                    self.name.as_deref().unwrap_or(""),
-                    seawall_host::permits::PERMIT_SLOTS
-                ),
-            )),
+            Err(None) => {
+                self.emit(py, "rejected", 0);
+                raise_pending()?;
+                Err(errors::permits_exhausted(
+                    py,
+                    self.name.as_deref(),
+                    self.state().name(),
+                    seawall_host::permits::PERMIT_SLOTS,
+                ))
+            }
         }
     }
 
@@ -91,6 +138,26 @@ impl BreakerCore {
     pub fn record(&self, py: Python<'_>, held: Permit, outcome: Outcome, duration: u64, now: u64) {
         self.record_quiet(held, outcome, duration, now);
         self.notice(py);
+        self.emit(py, outcome_name(outcome), duration);
+    }
+
+    /// Tell the call-event hook, if one is set, that a call ended as `kind` (or
+    /// was `rejected`). Its errors are handled as the transition hook's.
+    fn emit(&self, py: Python<'_>, kind: &'static str, duration: u64) {
+        if !self.events_on.load(Ordering::Relaxed) {
+            return;
+        }
+        let hook = self
+            .events
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .map(|h| h.clone_ref(py));
+        if let Some(hook) = hook
+            && let Err(e) = hook.call1(py, (kind, ns_to_secs(duration)))
+        {
+            keep_interrupt(py, e, hook.bind(py));
+        }
     }
 
     /// [`record`](Self::record) without noticing transitions (for drops, where
@@ -120,6 +187,23 @@ impl BreakerCore {
         self.breaker.state()
     }
 
+    /// The outcome of a call that returned `value`: a success, unless
+    /// `failure_on_result(value)` is true. The predicate's own exception is
+    /// the call's (classified and raised like one).
+    pub fn result_outcome(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Outcome> {
+        match &self.failure_on_result {
+            None => Ok(Outcome::Success),
+            Some(pred) => {
+                let bad = pred.bind(py).call1((value,))?.is_truthy()?;
+                Ok(if bad {
+                    Outcome::Failure
+                } else {
+                    Outcome::Success
+                })
+            }
+        }
+    }
+
     /// If the breaker moved on since this process last looked, tell the hook
     /// `(old_state, new_state)` once. A hook that raises is reported as
     /// unraisable; it never disturbs the call.
@@ -147,7 +231,7 @@ impl BreakerCore {
         if let Some(hook) = hook
             && let Err(e) = hook.call1(py, (state_of(before), observed.state.name()))
         {
-            e.write_unraisable(py, Some(hook.bind(py)));
+            keep_interrupt(py, e, hook.bind(py));
         }
     }
 
@@ -201,7 +285,7 @@ impl Breaker {
         slow_call_rate_threshold, slow_call_duration, consecutive_failures, open_duration,
         open_backoff_multiplier, max_open_duration, open_jitter_factor, half_open_max_calls,
         half_open_success_threshold, half_open_max_wait, name=None, shared=None,
-        classifier=None, clock=None, jitter_seed=None, shm_timeout=2.0
+        classifier=None, clock=None, jitter_seed=None, shm_timeout=2.0, failure_on_result=None
     ))]
     #[allow(
         clippy::too_many_arguments,
@@ -230,6 +314,7 @@ impl Breaker {
         clock: Option<Py<PyAny>>,
         jitter_seed: Option<u64>,
         shm_timeout: f64,
+        failure_on_result: Option<Py<PyAny>>,
     ) -> PyResult<Self> {
         let max_half_open = seawall_core::MAX_HALF_OPEN_CALLS;
         let config = BreakerConfig {
@@ -303,7 +388,10 @@ impl Breaker {
             clock: Clock::new(clock),
             name,
             classifier: classifier.map_or(Classifier::Default, Classifier::Custom),
+            failure_on_result,
             watching: AtomicBool::new(false),
+            events_on: AtomicBool::new(false),
+            events: Mutex::new(None),
             hook: Mutex::new(None),
             last_seen: AtomicU64::new(0),
         };
@@ -344,9 +432,10 @@ impl Breaker {
     /// `closed`, `open`, `half_open`, `forced_open` or `disabled` (reported
     /// transitions are noticed on the way).
     #[getter]
-    fn state(&self, py: Python<'_>) -> &'static str {
+    fn state(&self, py: Python<'_>) -> PyResult<&'static str> {
         self.core.notice(py);
-        self.core.state().name()
+        raise_pending()?;
+        Ok(self.core.state().name())
     }
 
     /// The epoch: it changes with every state change.
@@ -379,6 +468,18 @@ impl Breaker {
         self.core.name()
     }
 
+    /// Set (or clear) the call-event hook `events(kind, duration_seconds)`.
+    #[pyo3(signature = (events))]
+    fn set_events(&self, events: Option<Py<PyAny>>) {
+        let on = events.is_some();
+        *self
+            .core
+            .events
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = events;
+        self.core.events_on.store(on, Ordering::Release);
+    }
+
     /// Set (or clear) the transition hook `hook(old_state, new_state)`.
     #[pyo3(signature = (hook))]
     fn set_hook(&self, py: Python<'_>, hook: Option<Py<PyAny>>) {
@@ -398,23 +499,27 @@ impl Breaker {
     }
 
     /// Look for transitions now (made by any thread or process) and report them.
-    fn poll(&self, py: Python<'_>) {
+    fn poll(&self, py: Python<'_>) -> PyResult<()> {
         self.core.notice(py);
+        raise_pending()
     }
 
-    fn force_open(&self, py: Python<'_>) {
+    fn force_open(&self, py: Python<'_>) -> PyResult<()> {
         self.core.breaker.force_open();
         self.core.notice(py);
+        raise_pending()
     }
 
-    fn disable(&self, py: Python<'_>) {
+    fn disable(&self, py: Python<'_>) -> PyResult<()> {
         self.core.breaker.disable();
         self.core.notice(py);
+        raise_pending()
     }
 
-    fn reset(&self, py: Python<'_>) {
+    fn reset(&self, py: Python<'_>) -> PyResult<()> {
         self.core.breaker.reset();
         self.core.notice(py);
+        raise_pending()
     }
 
     /// Give back, as ignored, the permits of processes that no longer exist
@@ -468,6 +573,12 @@ impl Breaker {
         Ok(d)
     }
 
+    /// The outcome this breaker gives a returned value (`success`, or
+    /// `failure` when `failure_on_result` says so).
+    fn classify_result(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<&'static str> {
+        Ok(outcome_name(self.core.result_outcome(py, value)?))
+    }
+
     /// The outcome this breaker gives an exception (`success`, `failure`, `ignored`).
     fn classify(&self, py: Python<'_>, exc: &Bound<'_, PyAny>) -> &'static str {
         outcome_name(self.core.classifier.classify(py, exc))
@@ -483,13 +594,28 @@ pub fn guarded_call(
     let start = core.clock.now(py)?;
     let held = core.acquire(py, start)?;
     match call() {
-        Ok(v) => {
+        Ok(v) if crate::guarded::is_coroutine(py, v.bind(py)) => {
+            // The call only made the coroutine: nothing it does ran yet, so
+            // nothing is known about the dependency.
             let end = core.clock.now_or(py, start);
-            core.record(py, held, Outcome::Success, end.saturating_sub(start), end);
-            Ok(v)
+            core.record(py, held, Outcome::Ignored, 0, end);
+            Err(crate::guarded::refuse_coroutine(py, v.bind(py)))
         }
+        Ok(v) => match core.result_outcome(py, v.bind(py)) {
+            Ok(outcome) => {
+                let end = core.clock.now_or(py, start);
+                core.record(py, held, outcome, end.saturating_sub(start), end);
+                raise_pending()?;
+                Ok(v)
+            }
+            Err(e) => {
+                core.record_error(py, held, e.value(py).as_any(), start);
+                Err(e)
+            }
+        },
         Err(e) => {
             core.record_error(py, held, e.value(py).as_any(), start);
+            raise_pending()?;
             Err(e)
         }
     }
@@ -524,7 +650,7 @@ impl BreakerPermit {
         self.take(py)?;
         let d = d.unwrap_or_else(|| end.saturating_sub(self.start));
         self.core.record(py, self.held, outcome, d, end);
-        Ok(())
+        raise_pending()
     }
 }
 
@@ -588,5 +714,144 @@ impl Drop for BreakerPermit {
             self.core
                 .record_quiet(self.held, Outcome::Ignored, 0, self.start);
         }
+    }
+}
+
+/// A permit held by `with breaker:` in a thread with no running event loop.
+/// Dropped unrecorded (a thread that ends inside the block), it counts as
+/// ignored, like a [`BreakerPermit`].
+struct Held {
+    core: Arc<BreakerCore>,
+    permit: Option<Permit>,
+    start: u64,
+    /// After `fork()` the child's copy of the stack must not record the parent's call.
+    owner: u32,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        if let Some(permit) = self.permit.take()
+            && std::process::id() == self.owner
+        {
+            self.core
+                .record_quiet(permit, Outcome::Ignored, 0, self.start);
+        }
+    }
+}
+
+thread_local! {
+    /// The permits of the `with breaker:` blocks open in this thread, innermost
+    /// last. Without an event loop no other task can run in this thread between
+    /// `__enter__` and `__exit__`, so a stack per thread pairs them exactly (as
+    /// a context variable would, with no context lookups).
+    static HELD: RefCell<Vec<Held>> = const { RefCell::new(Vec::new()) };
+}
+
+static RUNNING_LOOP: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// Whether an asyncio event loop runs in this thread: then tasks interleave
+/// at each `await`, also inside a sync `with` block, and the permit must be kept
+/// per task (the Python side's context variable) instead of per thread.
+fn in_event_loop(py: Python<'_>) -> PyResult<bool> {
+    let get = RUNNING_LOOP.import(py, "asyncio.events", "_get_running_loop")?;
+    Ok(!get.call0()?.is_none())
+}
+
+/// The base class of `seawall.CircuitBreaker`: `with breaker:` entered and
+/// left in native code, as cheap as the decorator. In a thread running an
+/// event loop it calls the Python side's `_enter_in_context` /
+/// `_exit_in_context(exc)` instead, which keep the permit per task.
+#[pyclass(subclass, frozen, module = "seawall._native", name = "BreakerScope")]
+pub struct BreakerScope {
+    core: OnceLock<Arc<BreakerCore>>,
+}
+
+#[pymethods]
+impl BreakerScope {
+    /// Takes (and ignores) the subclass's constructor arguments.
+    #[new]
+    #[pyo3(signature = (*_args, **_kwargs))]
+    fn new(_args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) -> Self {
+        Self {
+            core: OnceLock::new(),
+        }
+    }
+
+    /// Bind the breaker `with` uses (once, from the subclass's `__init__`).
+    fn _bind_scope(&self, breaker: &Bound<'_, Breaker>) -> PyResult<()> {
+        self.core
+            .set(Arc::clone(&breaker.get().core))
+            .map_err(|_| pyo3::exceptions::PyRuntimeError::new_err("breaker already bound"))
+    }
+
+    fn __enter__(slf: &Bound<'_, Self>) -> PyResult<Py<Self>> {
+        let py = slf.py();
+        if in_event_loop(py)? {
+            slf.call_method0(intern!(py, "_enter_in_context"))?;
+            return Ok(slf.clone().unbind());
+        }
+        let core = slf.get().bound(py)?;
+        let start = core.clock.now(py)?;
+        let permit = core.acquire(py, start)?;
+        let held = Held {
+            core: Arc::clone(core),
+            permit: Some(permit),
+            start,
+            owner: std::process::id(),
+        };
+        HELD.with_borrow_mut(|stack| stack.push(held));
+        Ok(slf.clone().unbind())
+    }
+
+    #[pyo3(signature = (_et, exc, _tb))]
+    fn __exit__(
+        slf: &Bound<'_, Self>,
+        _et: &Bound<'_, PyAny>,
+        exc: &Bound<'_, PyAny>,
+        _tb: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let py = slf.py();
+        if in_event_loop(py)? {
+            slf.call_method1(intern!(py, "_exit_in_context"), (exc,))?;
+            return Ok(());
+        }
+        let core = slf.get().bound(py)?;
+        // Popped before recording: recording runs listeners, which may open
+        // `with` blocks of their own.
+        let held = HELD.with_borrow_mut(|stack| {
+            let at = stack.iter().rposition(|h| Arc::ptr_eq(&h.core, core))?;
+            Some(stack.remove(at))
+        });
+        let Some(mut held) = held else {
+            return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                "__exit__ without a matching __enter__ in this thread or task",
+            ));
+        };
+        let Some(permit) = held.permit.take() else {
+            return Ok(());
+        };
+        if exc.is_none() {
+            let end = core.clock.now_or(py, held.start);
+            core.record(
+                py,
+                permit,
+                Outcome::Success,
+                end.saturating_sub(held.start),
+                end,
+            );
+        } else {
+            core.record_error(py, permit, exc, held.start);
+        }
+        raise_pending()
+    }
+}
+
+impl BreakerScope {
+    fn bound(&self, _py: Python<'_>) -> PyResult<&Arc<BreakerCore>> {
+        self.core.get().ok_or_else(|| {
+            pyo3::exceptions::PyRuntimeError::new_err(
+                "CircuitBreaker.__init__ did not run: this breaker has no state",
+            )
+        })
     }
 }

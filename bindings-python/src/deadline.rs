@@ -4,7 +4,7 @@ use pyo3::prelude::*;
 use seawall_core::{Deadline as CoreDeadline, Health as CoreHealth, HealthConfig, Ratio};
 
 use crate::errors;
-use crate::time::{Clock, count, ns_to_secs, percent, secs_to_ns};
+use crate::time::{Clock, count, ns_to_secs, percent, real, secs_to_ns, whole};
 
 /// `seawall._native.Deadline`: a time budget started at a monotonic instant;
 /// plain data. `remaining(now)` saturates at 0; it is expired exactly at
@@ -73,24 +73,38 @@ fn opt_ns(v: Option<u64>) -> Option<f64> {
 #[pymethods]
 impl Health {
     #[new]
-    #[pyo3(signature = (
-        *, buckets=10, bucket_width=1.0, degraded_error_rate=10.0, unhealthy_error_rate=50.0,
-        degraded_p99=2.0, unhealthy_p99=5.0, clock=None
-    ))]
+    #[pyo3(
+        signature = (
+            *, buckets=None, bucket_width=None, degraded_error_rate=None,
+            unhealthy_error_rate=None, degraded_p99=None, unhealthy_p99=None, clock=None
+        ),
+        text_signature = "(*, buckets=10, bucket_width=1.0, degraded_error_rate=10.0, unhealthy_error_rate=50.0, degraded_p99=2.0, unhealthy_p99=5.0, clock=None)"
+    )]
     #[allow(
         clippy::too_many_arguments,
         reason = "keyword arguments of the Python class"
     )]
     fn new(
         py: Python<'_>,
-        buckets: i64,
-        bucket_width: f64,
-        degraded_error_rate: f64,
-        unhealthy_error_rate: f64,
-        degraded_p99: f64,
-        unhealthy_p99: f64,
+        buckets: Option<&Bound<'_, PyAny>>,
+        bucket_width: Option<&Bound<'_, PyAny>>,
+        degraded_error_rate: Option<&Bound<'_, PyAny>>,
+        unhealthy_error_rate: Option<&Bound<'_, PyAny>>,
+        degraded_p99: Option<&Bound<'_, PyAny>>,
+        unhealthy_p99: Option<&Bound<'_, PyAny>>,
         clock: Option<Py<PyAny>>,
     ) -> PyResult<Self> {
+        // Defaults here, not in the signature: each given value is checked as a
+        // number (no bool, no overflow) under its own name.
+        let num = |v: Option<&Bound<'_, PyAny>>, field: &str, default: f64| {
+            v.map_or(Ok(default), |v| real(py, field, v))
+        };
+        let buckets = buckets.map_or(Ok(10), |v| whole(py, "buckets", v))?;
+        let bucket_width = num(bucket_width, "bucket_width", 1.0)?;
+        let degraded_error_rate = num(degraded_error_rate, "degraded_error_rate", 10.0)?;
+        let unhealthy_error_rate = num(unhealthy_error_rate, "unhealthy_error_rate", 50.0)?;
+        let degraded_p99 = num(degraded_p99, "degraded_p99", 2.0)?;
+        let unhealthy_p99 = num(unhealthy_p99, "unhealthy_p99", 5.0)?;
         let config = HealthConfig {
             buckets: count(py, "buckets", buckets, 1, HEALTH_BUCKETS as u32)?,
             bucket_width_ns: secs_to_ns(py, "bucket_width", bucket_width)?,

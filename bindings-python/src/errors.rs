@@ -11,6 +11,7 @@ const MODULE: &str = "seawall._errors";
 static CONFIG: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static CIRCUIT_OPEN: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static BULKHEAD_FULL: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static PERMITS_EXHAUSTED: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static PERMIT_USED: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static SHARED: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static SEAWALL: PyOnceLock<Py<PyType>> = PyOnceLock::new();
@@ -83,6 +84,27 @@ pub fn circuit_open(
         &CIRCUIT_OPEN,
         "CircuitOpenError",
         (message, name, state, retry_after),
+    )
+}
+
+/// `PermitsExhaustedError(message, name, state, limit)`: a shared breaker's
+/// permit table is full (`limit` calls of the host admitted and not yet
+/// recorded). A `CircuitOpenError`, so a handler for refusals handles it.
+pub fn permits_exhausted(
+    py: Python<'_>,
+    name: Option<&str>,
+    state: &'static str,
+    limit: usize,
+) -> PyErr {
+    let message = format!(
+        "shared circuit breaker {:?}: all {limit} permits of the host are outstanding (admitted, not yet recorded); the call was refused",
+        name.unwrap_or("")
+    );
+    raise(
+        py,
+        &PERMITS_EXHAUSTED,
+        "PermitsExhaustedError",
+        (message, name, state, limit),
     )
 }
 

@@ -45,6 +45,29 @@ pub struct Guarded {
 }
 
 static METHOD_TYPE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static COROUTINE_TYPE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// Whether `v` is a coroutine object: what a sync-decorated callable returns
+/// when it is really async (`breaker(lambda: fetch())`). One type comparison,
+/// so the hot path pays next to nothing.
+pub fn is_coroutine(py: Python<'_>, v: &Bound<'_, PyAny>) -> bool {
+    COROUTINE_TYPE
+        .import(py, "types", "CoroutineType")
+        .is_ok_and(|t| v.get_type().is(t))
+}
+
+/// The `TypeError` for a sync-decorated callable that returned the coroutine
+/// `coro`, which is closed first: protecting only its creation would protect
+/// nothing, and an unawaited coroutine would warn.
+pub fn refuse_coroutine(py: Python<'_>, coro: &Bound<'_, PyAny>) -> PyErr {
+    if let Err(e) = coro.call_method0("close") {
+        e.write_unraisable(py, Some(coro));
+    }
+    pyo3::exceptions::PyTypeError::new_err(
+        "a function decorated as sync returned a coroutine: the protection would end before \
+         its body runs; decorate an `async def` function (or call `.call()` with one) instead",
+    )
+}
 
 impl Guarded {
     fn run_retry(
@@ -54,12 +77,20 @@ impl Guarded {
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Py<PyAny>> {
         let func = self.func.bind(py);
+        // Under a breaker, `guarded_call` refuses a coroutine (recording the
+        // permit as ignored); alone, this layer does.
+        let refuse_here = self.breaker.is_none();
         let Some(r) = &self.retry else {
-            return func.call(args, kwargs).map(Bound::unbind);
+            let v = func.call(args, kwargs)?;
+            if refuse_here && is_coroutine(py, &v) {
+                return Err(refuse_coroutine(py, &v));
+            }
+            return Ok(v.unbind());
         };
         let start = r.core.clock.now(py)?;
         r.core.on_request(py, start);
         match func.call(args, kwargs) {
+            Ok(v) if refuse_here && is_coroutine(py, &v) => Err(refuse_coroutine(py, &v)),
             Ok(v) => {
                 r.core.on_success();
                 Ok(v.unbind())
@@ -183,6 +214,13 @@ impl Guarded {
             }
             _ => Ok(slf.clone().into_any().unbind()),
         }
+    }
+
+    /// Pickled by qualified name, as pickle does a function: a decorated
+    /// module-level function is found again by that name where it is loaded
+    /// (`ProcessPoolExecutor.map`); any other is refused by pickle.
+    fn __reduce__(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        Ok(slf.getattr("__qualname__")?.unbind())
     }
 
     /// The function this calls.

@@ -34,6 +34,7 @@ fn config_fields() -> Vec<(&'static str, Vec<&'static str>)> {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<breaker::Breaker>()?;
     m.add_class::<breaker::BreakerPermit>()?;
+    m.add_class::<breaker::BreakerScope>()?;
     m.add_class::<bulkhead::Bulkhead>()?;
     m.add_class::<bulkhead::BulkheadPermit>()?;
     m.add_class::<bulkhead::BulkheadTicket>()?;

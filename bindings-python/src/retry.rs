@@ -16,7 +16,7 @@ use seawall_core::{
 use seawall_host::shared::{OpenOptions, RegionError};
 
 use crate::errors;
-use crate::time::{Clock, count, factor, ns_to_secs, secs_to_ns};
+use crate::time::{Clock, count, factor, ns_to_secs, real, secs_to_ns, whole};
 
 /// A budget or throttle (`seawall_host::handle::Handle` of the core type) in
 /// this process, or in a region shared by every process of the host; either way
@@ -55,16 +55,26 @@ pub struct RetryBudget {
 #[pymethods]
 impl RetryBudget {
     #[new]
-    #[pyo3(signature = (ttl=10.0, min_retries_per_sec=10, percent_can_retry=20.0, *, name=None, shared=None, clock=None))]
+    #[pyo3(
+        signature = (ttl=None, min_retries_per_sec=None, percent_can_retry=None, *, name=None, shared=None, clock=None),
+        text_signature = "(ttl=10.0, min_retries_per_sec=10, percent_can_retry=20.0, *, name=None, shared=None, clock=None)"
+    )]
     fn new(
         py: Python<'_>,
-        ttl: f64,
-        min_retries_per_sec: i64,
-        percent_can_retry: f64,
+        ttl: Option<&Bound<'_, PyAny>>,
+        min_retries_per_sec: Option<&Bound<'_, PyAny>>,
+        percent_can_retry: Option<&Bound<'_, PyAny>>,
         name: Option<String>,
         shared: Option<String>,
         clock: Option<Py<PyAny>>,
     ) -> PyResult<Self> {
+        // Defaults here, not in the signature: each given value is checked as a
+        // number (no bool, no overflow) under its own name.
+        let ttl = ttl.map_or(Ok(10.0), |v| real(py, "ttl", v))?;
+        let min_retries_per_sec =
+            min_retries_per_sec.map_or(Ok(10), |v| whole(py, "min_retries_per_sec", v))?;
+        let percent_can_retry =
+            percent_can_retry.map_or(Ok(20.0), |v| real(py, "percent_can_retry", v))?;
         if !percent_can_retry.is_finite() || !(0.0..=1000.0).contains(&percent_can_retry) {
             return Err(errors::config_error(
                 py,
@@ -195,14 +205,19 @@ fn milli(py: Python<'_>, field: &str, x: f64, max: f64) -> PyResult<u32> {
 #[pymethods]
 impl RetryThrottle {
     #[new]
-    #[pyo3(signature = (max_tokens=10.0, token_ratio=0.1, *, name=None, shared=None))]
+    #[pyo3(
+        signature = (max_tokens=None, token_ratio=None, *, name=None, shared=None),
+        text_signature = "(max_tokens=10.0, token_ratio=0.1, *, name=None, shared=None)"
+    )]
     fn new(
         py: Python<'_>,
-        max_tokens: f64,
-        token_ratio: f64,
+        max_tokens: Option<&Bound<'_, PyAny>>,
+        token_ratio: Option<&Bound<'_, PyAny>>,
         name: Option<String>,
         shared: Option<String>,
     ) -> PyResult<Self> {
+        let max_tokens = max_tokens.map_or(Ok(10.0), |v| real(py, "max_tokens", v))?;
+        let token_ratio = token_ratio.map_or(Ok(0.1), |v| real(py, "token_ratio", v))?;
         let config = RetryThrottleConfig {
             max_milli_tokens: milli(py, "max_tokens", max_tokens, 1000.0)?,
             token_ratio_milli: milli(py, "token_ratio", token_ratio, f64::from(u32::MAX) / 1000.0)?,

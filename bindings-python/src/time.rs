@@ -4,7 +4,9 @@
 //! binding); what stays here is Python's refusal of what it cannot represent, as
 //! a `SeawallConfigError` naming the keyword argument, and the clock glue.
 
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyFloat, PyInt};
 use seawall_core::Ratio;
 pub use seawall_host::units::ns_to_secs;
 use seawall_host::units::{is_non_negative, ratio_of_factor, ratio_of_percent};
@@ -73,6 +75,59 @@ pub fn count(py: Python<'_>, field: &str, n: i64, min: u32, max: u32) -> PyResul
             &format!("invalid {field}: must be a whole number between {min} and {max}, got {n}"),
         )),
     }
+}
+
+/// A numeric setting given as a Python object. `bool` is an `int` subclass,
+/// so `True` would silently mean 1 (1 %, 1 s): it is refused, like an `int`
+/// too large for a float, as a `SeawallConfigError` naming `field`; what is
+/// not a number at all is a `TypeError`.
+pub fn real(py: Python<'_>, field: &str, v: &Bound<'_, PyAny>) -> PyResult<f64> {
+    if v.is_instance_of::<PyBool>() {
+        return Err(config_error(
+            py,
+            field,
+            &format!("invalid {field}: must be a number, got a bool ({v})"),
+        ));
+    }
+    if !(v.is_instance_of::<PyInt>() || v.is_instance_of::<PyFloat>()) {
+        return Err(PyTypeError::new_err(format!(
+            "{field} must be a number, got {}",
+            v.repr()?
+        )));
+    }
+    v.extract::<f64>().map_err(|_| {
+        config_error(
+            py,
+            field,
+            &format!("invalid {field}: {v} is too large for a float"),
+        )
+    })
+}
+
+/// A whole-number setting given as a Python object: `bool` and an `int` beyond
+/// 64 bits are a `SeawallConfigError` naming `field` (the caller checks the
+/// range); what is not an `int` is a `TypeError`.
+pub fn whole(py: Python<'_>, field: &str, v: &Bound<'_, PyAny>) -> PyResult<i64> {
+    if v.is_instance_of::<PyBool>() {
+        return Err(config_error(
+            py,
+            field,
+            &format!("invalid {field}: must be a whole number, got a bool ({v})"),
+        ));
+    }
+    if !v.is_instance_of::<PyInt>() {
+        return Err(PyTypeError::new_err(format!(
+            "{field} must be a whole number, got {}",
+            v.repr()?
+        )));
+    }
+    v.extract::<i64>().map_err(|_| {
+        config_error(
+            py,
+            field,
+            &format!("invalid {field}: must be a whole number that fits in 64 bits, got {v}"),
+        )
+    })
 }
 
 /// Where "now" comes from: the OS monotonic clock (`CLOCK_MONOTONIC`, shared by

@@ -218,7 +218,7 @@ def test_invalid_retry_config(kwargs, field):
 
 @pytest.mark.parametrize(
     "kwargs, field",
-    [({"base": 0.0}, "base"), ({"multiplier": 0.5}, "multiplier"), ({"base": 1.0, "max": 0.5}, "max"),
+    [({"base": -1.0}, "base"), ({"multiplier": 0.5}, "multiplier"), ({"base": 1.0, "max": 0.5}, "max"),
      ({"jitter": "wild"}, "jitter"), ({"jitter": "full", "jitter_factor": 0.1}, "jitter_factor")],
 )
 def test_invalid_backoff_config(kwargs, field):

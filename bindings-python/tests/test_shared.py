@@ -569,3 +569,22 @@ def test_a_region_others_may_write_is_refused(region):
         seawall.CircuitBreaker(shared=region, **_mp_workers.CONFIG)
     os.chmod(path, 0o600)
     assert not seawall.CircuitBreaker(shared=region, **_mp_workers.CONFIG)._native.created
+
+
+def test_a_full_permit_table_is_a_typed_refusal(region):
+    b = seawall.CircuitBreaker(shared=region, **_mp_workers.CONFIG)
+    # The host's permit table holds 4096 calls admitted and not yet recorded.
+    held = [b.acquire() for _ in range(4096)]
+    with pytest.raises(seawall.PermitsExhaustedError) as e:
+        b.acquire()
+    err = e.value
+    assert isinstance(err, seawall.CircuitOpenError)  # a refusal: a 503 handler answers it
+    assert (err.limit, err.name, err.state, err.retry_after) == (4096, region, "closed", None)
+    assert "4096" in str(err)
+    with pytest.raises(seawall.PermitsExhaustedError):
+        b.call(lambda: "never runs")
+    held.pop().success()
+    assert b.call(lambda: "runs") == "runs"
+    for p in held:
+        p.ignore()
+    assert b.metrics()["permits_outstanding"] == 0

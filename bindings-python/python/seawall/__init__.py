@@ -10,6 +10,8 @@ Durations are ``float`` seconds; thresholds and shares are percentages
 
 from __future__ import annotations
 
+import logging
+
 from . import _native
 from ._breaker import CircuitBreaker, CountWindow, Listener, Permit, State, TimeWindow
 from ._bulkhead import PRIORITIES, Bulkhead, BulkheadPermit, BulkheadTicket
@@ -19,14 +21,31 @@ from ._errors import (
     CircuitOpenError,
     DeadlineExceededError,
     PermitAlreadyUsedError,
+    PermitsExhaustedError,
     RateLimitedError,
+    ResultRejected,
     SeawallConfigError,
     SeawallError,
     SharedRegionError,
 )
 from ._policy import Fallback, Policy, PolicyResult, StaleCache, fallback, wrap
 from ._rate_limiter import KeyedRateLimit, RateLimiter
-from ._retry import Attempt, Backoff, Retry, RetryBudget, RetryState, RetryThrottle
+from ._retry import (
+    Attempt,
+    Backoff,
+    Retry,
+    RetryBudget,
+    RetryState,
+    RetryThrottle,
+    is_testing,
+    linear_backoff,
+    set_testing,
+)
+
+# The library prints nothing: its ``seawall`` logger (breaker transitions at
+# WARNING, retries at INFO, listener errors at ERROR) reaches an application
+# only through handlers it configures.
+logging.getLogger("seawall").addHandler(logging.NullHandler())
 
 Health = _native.Health
 monotonic = _native.monotonic
@@ -50,10 +69,12 @@ __all__ = [
     "PRIORITIES",
     "Permit",
     "PermitAlreadyUsedError",
+    "PermitsExhaustedError",
     "Policy",
     "PolicyResult",
     "RateLimitedError",
     "RateLimiter",
+    "ResultRejected",
     "Retry",
     "RetryBudget",
     "RetryState",
@@ -67,7 +88,10 @@ __all__ = [
     "Timeout",
     "current_deadline",
     "fallback",
+    "is_testing",
+    "linear_backoff",
     "monotonic",
+    "set_testing",
     "timeout",
     "wrap",
     "__version__",

@@ -23,12 +23,12 @@ from typing import (
     cast,
 )
 
-from . import _native, _registry
-from ._callables import guard_async_gen, is_async_callable
+from . import _native, _numbers, _registry
+from ._callables import guard_async_gen, is_async_callable, refuse_method_descriptor
 from ._classify import ExceptionSpec, classifier
 from ._stack import HeldStack
 
-__all__ = ["CircuitBreaker", "CountWindow", "TimeWindow", "State", "Permit", "Listener"]
+__all__ = ["CircuitBreaker", "CountWindow", "TimeWindow", "State", "Permit", "Listener", "CallListener"]
 
 log = logging.getLogger("seawall")
 
@@ -77,6 +77,38 @@ class TimeWindow:
 
 Listener = Callable[["CircuitBreaker", State, State], None]
 
+#: ``listener(breaker, duration_seconds)`` for :meth:`CircuitBreaker.on_success`,
+#: :meth:`~CircuitBreaker.on_failure` and :meth:`~CircuitBreaker.on_rejected`.
+CallListener = Callable[["CircuitBreaker", float], Any]
+
+
+def _events_hook(ref: "weakref.ReferenceType[CircuitBreaker]") -> Callable[[str, float], None]:
+    # Weak, as the transition hook.
+    def events(kind: str, duration: float) -> None:
+        b = ref()
+        if b is not None:
+            b._dispatch_event(kind, duration)
+
+    return events
+
+
+def _settle(permit: Any, result: Any, failure_on_result: Optional[Callable[[Any], object]]) -> None:
+    """Record a call that returned ``result``: a failure when
+    ``failure_on_result(result)`` is true (DESIGN §1), else a success. The
+    predicate's own exception is recorded and raised as the call's."""
+    if failure_on_result is None:
+        permit.success()
+        return
+    try:
+        bad = failure_on_result(result)
+    except BaseException as exc:
+        permit.record_exception(exc)
+        raise
+    if bad:
+        permit.failure()
+    else:
+        permit.success()
+
 
 def _hook(ref: "weakref.ReferenceType[CircuitBreaker]") -> Callable[[str, str], None]:
     # Holds the breaker weakly: the native core keeps the hook, and the breaker
@@ -89,7 +121,7 @@ def _hook(ref: "weakref.ReferenceType[CircuitBreaker]") -> Callable[[str, str], 
     return hook
 
 
-class CircuitBreaker:
+class CircuitBreaker(_native.BreakerScope):
     """A circuit breaker over an exact sliding window (DESIGN §3): closed, open,
     half-open, plus manual forced-open and disabled.
 
@@ -116,7 +148,11 @@ class CircuitBreaker:
     ``SystemExit``, ``GeneratorExit``) is ignored. ``record_on`` / ``ignore_on``
     take exception types or predicates (``ignore_on`` wins; with ``record_on``,
     an unmatched exception counts as a success, as in resilience4j). Your
-    exception always propagates unchanged.
+    exception always propagates unchanged. ``failure_on_result(value)`` marks
+    a returned value a failure (an HTTP 503 returned, not raised; cockatiel
+    ``handleWhenResult``): the breaker records a failure and you still get the
+    value (decorator, ``call`` and ``async`` forms; a generator's and a
+    ``with`` block's outcome is its exception only).
 
     ``shared="payments"`` puts the breaker in ``/dev/shm/seawall-breaker-payments``
     so every process of the host that opens the same name (with the same
@@ -149,41 +185,53 @@ class CircuitBreaker:
         shared: Optional[str] = None,
         clock: Optional[Callable[[], float]] = None,
         jitter_seed: Optional[int] = None,
+        failure_on_result: Optional[Callable[[Any], object]] = None,
     ) -> None:
+        if failure_on_result is not None and not callable(failure_on_result):
+            raise TypeError(f"failure_on_result must be callable, got {failure_on_result!r}")
         if isinstance(window, CountWindow):
-            kind, size, width = "count", window.size, 0.0
+            kind, size, width = "count", _numbers.whole(window.size, "window.size"), 0.0
         elif isinstance(window, TimeWindow):
-            kind, size, width = "time", window.buckets, window.bucket_width
+            size = _numbers.whole(window.buckets, "window.buckets")
+            kind, width = "time", _numbers.duration(window.duration, "window.duration") / size if size > 0 else 0.0
         else:
             raise TypeError(f"window must be a CountWindow or a TimeWindow, got {window!r}")
+        opt, real, whole, secs = _numbers.opt, _numbers.real, _numbers.whole, _numbers.duration
         self._native = _native.Breaker(
             window_kind=kind,
             window_size=size,
             bucket_width=width,
-            minimum_calls=minimum_calls,
-            failure_rate_threshold=failure_rate_threshold,
-            slow_call_rate_threshold=slow_call_rate_threshold,
-            slow_call_duration=slow_call_duration,
-            consecutive_failures=consecutive_failures,
-            open_duration=open_duration,
-            open_backoff_multiplier=open_backoff_multiplier,
-            max_open_duration=max_open_duration,
-            open_jitter_factor=open_jitter_factor,
-            half_open_max_calls=half_open_max_calls,
-            half_open_success_threshold=half_open_success_threshold,
-            half_open_max_wait=half_open_max_wait,
+            minimum_calls=whole(minimum_calls, "minimum_calls"),
+            failure_rate_threshold=opt(real, failure_rate_threshold, "failure_rate_threshold"),
+            slow_call_rate_threshold=real(slow_call_rate_threshold, "slow_call_rate_threshold"),
+            slow_call_duration=opt(secs, slow_call_duration, "slow_call_duration"),
+            consecutive_failures=opt(whole, consecutive_failures, "consecutive_failures"),
+            open_duration=secs(open_duration, "open_duration"),
+            open_backoff_multiplier=real(open_backoff_multiplier, "open_backoff_multiplier"),
+            max_open_duration=opt(secs, max_open_duration, "max_open_duration"),
+            open_jitter_factor=real(open_jitter_factor, "open_jitter_factor"),
+            half_open_max_calls=whole(half_open_max_calls, "half_open_max_calls"),
+            half_open_success_threshold=whole(half_open_success_threshold, "half_open_success_threshold"),
+            half_open_max_wait=opt(secs, half_open_max_wait, "half_open_max_wait"),
             name=name if name is not None else shared,
             shared=shared,
             classifier=classifier(record_on, ignore_on),
             clock=clock,
-            jitter_seed=jitter_seed,
+            jitter_seed=opt(_numbers.seed, jitter_seed, "jitter_seed"),
+            failure_on_result=failure_on_result,
         )
+        self.failure_on_result = failure_on_result
+        self._bind_scope(self._native)  # `with breaker:` runs natively on it
         self.window = window
         self._region: Optional[str] = shared  # the shared region, for metrics
         self._listeners: Tuple[Listener, ...] = ()
+        self._events: Dict[str, Tuple[CallListener, ...]] = {}
         self._held: HeldStack[Any] = HeldStack("breaker")
         for listener in listeners:
             self.add_listener(listener)
+        # Transitions are always looked for: the ``seawall`` logger reports
+        # them (WARNING) whether or not a listener is set.
+        self._native.set_hook(_hook(weakref.ref(self)))
         if self.name is not None:
             _registry.register(self)
 
@@ -250,27 +298,79 @@ class CircuitBreaker:
         this process notices. Transitions are noticed after every operation
         (and on :attr:`state`, :meth:`poll`), so changes made by other threads
         or processes are reported too; several transitions between two looks
-        are reported as one. A listener that raises is logged, never re-raised."""
+        are reported as one. A listener that raises an ``Exception`` is logged
+        (logger ``seawall``) and changes nothing: not the call's result, its
+        outcome, nor the other listeners (DESIGN §1). ``KeyboardInterrupt`` and
+        ``SystemExit`` are re-raised once the operation that noticed the
+        transition is complete (its outcome recorded)."""
         if not callable(listener):
             raise TypeError(f"listener must be callable, got {listener!r}")
         self._listeners = self._listeners + (listener,)
-        self._native.set_hook(_hook(weakref.ref(self)))
 
-    def remove_listener(self, listener: Listener) -> None:
+    def on_success(self, listener: CallListener) -> CallListener:
+        """Call ``listener(breaker, duration_seconds)`` after each call recorded
+        as a success (pybreaker's ``success``, cockatiel's ``onSuccess``), in
+        every form. Usable as a decorator; returns ``listener``. Errors as for
+        :meth:`add_listener`: an ``Exception`` is logged and changes nothing."""
+        return self._on("success", listener)
+
+    def on_failure(self, listener: CallListener) -> CallListener:
+        """Call ``listener(breaker, duration_seconds)`` after each call recorded
+        as a failure (an exception, or a value ``failure_on_result`` rejects)."""
+        return self._on("failure", listener)
+
+    def on_rejected(self, listener: CallListener) -> CallListener:
+        """Call ``listener(breaker, 0.0)`` for each call the breaker refuses
+        (:class:`~seawall.CircuitOpenError`, before it is raised)."""
+        return self._on("rejected", listener)
+
+    def _on(self, kind: str, listener: CallListener) -> CallListener:
+        if not callable(listener):
+            raise TypeError(f"listener must be callable, got {listener!r}")
+        self._events = {**self._events, kind: self._events.get(kind, ()) + (listener,)}
+        self._native.set_events(_events_hook(weakref.ref(self)))
+        return listener
+
+    def _dispatch_event(self, kind: str, duration: float) -> None:
+        interrupt: Optional[BaseException] = None
+        for listener in self._events.get(kind, ()):
+            try:
+                listener(self, duration)
+            except Exception:  # noqa: BLE001 - a listener must not break calls
+                log.exception("seawall: circuit breaker %s listener %r failed", kind, listener)
+            except BaseException as exc:
+                if interrupt is None:
+                    interrupt = exc
+        if interrupt is not None:
+            raise interrupt
+
+    def remove_listener(self, listener: Any) -> None:
+        """Stop calling ``listener`` (from :meth:`add_listener` or an ``on_*``)."""
         self._listeners = tuple(x for x in self._listeners if x is not listener)
-        if not self._listeners:
-            self._native.set_hook(None)
+        events = {k: tuple(x for x in v if x is not listener) for k, v in self._events.items()}
+        self._events = {k: v for k, v in events.items() if v}
+        if not self._events:
+            self._native.set_events(None)
 
     def poll(self) -> None:
         """Look for transitions now and report them to the listeners."""
         self._native.poll()
 
     def _dispatch(self, old: State, new: State) -> None:
+        log.warning("seawall: circuit breaker %s: %s -> %s", self.name or "(unnamed)", old.value, new.value)
+        interrupt: Optional[BaseException] = None
         for listener in self._listeners:
             try:
                 listener(self, old, new)
             except Exception:  # noqa: BLE001 - a listener must not break calls
                 log.exception("seawall: circuit breaker listener %r failed", listener)
+            except BaseException as exc:
+                # KeyboardInterrupt, SystemExit: the user's own. Every listener
+                # still hears of the transition; then the operation re-raises it.
+                if interrupt is None:
+                    interrupt = exc
+        if interrupt is not None:
+            raise interrupt
 
     # -- calls ---------------------------------------------------------------
 
@@ -294,13 +394,14 @@ class CircuitBreaker:
         except BaseException as exc:
             permit.record_exception(exc)
             raise
-        permit.success()
+        _settle(permit, result, self.failure_on_result)
         return result
 
     def __call__(self, fn: F) -> F:
         """Decorate a function, an ``async def`` function, a generator or an
         async generator."""
-        native = self._native
+        refuse_method_descriptor(fn, "CircuitBreaker")
+        native, on_result = self._native, self.failure_on_result
         if is_async_callable(fn):
 
             async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -310,7 +411,7 @@ class CircuitBreaker:
                 except BaseException as exc:
                     permit.record_exception(exc)
                     raise
-                permit.success()
+                _settle(permit, result, on_result)
                 return result
 
             return cast(F, functools.wraps(fn)(async_wrapper))
@@ -344,12 +445,16 @@ class CircuitBreaker:
         return cast(F, functools.update_wrapper(_native.Guarded(fn, breaker=native), fn))
 
     # -- with / async with ---------------------------------------------------
+    #
+    # ``with breaker:`` is ``_native.BreakerScope.__enter__`` / ``__exit__``: in
+    # a thread with no running event loop they keep the permit on a native
+    # per-thread stack; where a loop runs (tasks interleave at each ``await``,
+    # even inside a sync ``with``) they call these, which keep it per task.
 
-    def __enter__(self) -> "CircuitBreaker":
+    def _enter_in_context(self) -> None:
         self._held.push(self._native.acquire())
-        return self
 
-    def __exit__(self, et: Any, exc: Optional[BaseException], tb: Any) -> None:
+    def _exit_in_context(self, exc: Optional[BaseException]) -> None:
         permit = self._held.pop()
         if exc is None:
             permit.success()
@@ -357,10 +462,11 @@ class CircuitBreaker:
             permit.record_exception(exc)
 
     async def __aenter__(self) -> "CircuitBreaker":
-        return self.__enter__()
+        self._enter_in_context()
+        return self
 
     async def __aexit__(self, et: Any, exc: Optional[BaseException], tb: Any) -> None:
-        self.__exit__(et, exc, tb)
+        self._exit_in_context(exc)
 
     def __repr__(self) -> str:
         return f"<CircuitBreaker name={self.name!r} state={self._native.state} shared={self.shared}>"

@@ -8,8 +8,8 @@ import functools
 import inspect
 from typing import Any, Callable, Dict, Generator, Mapping, Optional, Tuple, TypeVar, Union, cast, overload
 
-from . import _native, _registry, _seconds
-from ._callables import guard_async_gen, is_async_callable
+from . import _native, _numbers, _registry, _seconds
+from ._callables import guard_async_gen, is_async_callable, refuse_method_descriptor
 from ._stack import HeldStack
 
 __all__ = ["Bulkhead", "BulkheadPermit", "BulkheadTicket", "PRIORITIES"]
@@ -42,6 +42,18 @@ def _grant(fut: "asyncio.Future[str]") -> None:
 def _expire(fut: "asyncio.Future[str]") -> None:
     if not fut.done():
         fut.set_result(_TIMEOUT)
+
+
+def _share(value: Any, priority: str) -> float:
+    """One priority's share (percent): a number, else a config error naming
+    ``shares`` (the keyword the user wrote) and the priority."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        from ._errors import SeawallConfigError
+
+        raise SeawallConfigError(
+            f"invalid shares: the share of {priority!r} must be a percentage, got {value!r}", "shares"
+        )
+    return _numbers.real(value, "shares")
 
 
 class Bulkhead:
@@ -99,11 +111,11 @@ class Bulkhead:
                 raise SeawallConfigError(
                     f"invalid shares: unknown priorities {sorted(unknown)}; use {PRIORITIES}", "shares"
                 )
-            c, h, n, lo = (float(shares.get(p, 100.0)) for p in PRIORITIES)
+            c, h, n, lo = (_share(shares.get(p, 100.0), p) for p in PRIORITIES)
             share_tuple = (c, h, n, lo)
         self._native = _native.Bulkhead(
-            max_concurrent=max_concurrent,
-            max_queue=max_queue,
+            max_concurrent=_numbers.whole(max_concurrent, "max_concurrent"),
+            max_queue=_numbers.whole(max_queue, "max_queue"),
             shares=share_tuple,
             name=name if name is not None else shared,
             shared=shared,
@@ -111,6 +123,7 @@ class Bulkhead:
             _poll_interval=_poll_interval,
         )
         if queue_timeout is not None:
+            queue_timeout = _numbers.duration(queue_timeout, "queue_timeout")
             _seconds.to_ns(queue_timeout, "queue_timeout")
         self.queue_timeout = queue_timeout
         self._region: Optional[str] = shared  # the shared region, for metrics
@@ -253,6 +266,7 @@ class Bulkhead:
         return self._decorate(fn, priority or self.priority)
 
     def _decorate(self, fn: Callable[..., Any], priority: str) -> Callable[..., Any]:
+        refuse_method_descriptor(fn, "Bulkhead")
         self._native.limit(priority)  # validates the name now, not at the first call
         if inspect.isasyncgenfunction(fn):
 

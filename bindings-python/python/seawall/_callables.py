@@ -21,6 +21,19 @@ def is_async_callable(fn: Any) -> TypeGuard[Callable[..., Awaitable[Any]]]:
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
 
 
+def refuse_method_descriptor(fn: Any, who: str) -> None:
+    """``@staticmethod`` / ``@classmethod`` objects are descriptors, not the
+    function: wrapped from above, the wrapper would be bound as a method
+    (``self`` passed to a static method) and fail at every call. Refuse at
+    decoration, saying which order works."""
+    if isinstance(fn, (staticmethod, classmethod)):
+        kind = type(fn).__name__
+        raise TypeError(
+            f"{who} cannot decorate a {kind} object: put @{kind} above the {who} decorator "
+            f"(@{kind} first, then @breaker / @bulkhead / @retry on the function)"
+        )
+
+
 async def _step(aw: Awaitable[Any]) -> Any:
     try:
         return await aw

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import datetime
 import functools
 import inspect
 from typing import Any, Awaitable, Callable, Optional, Tuple, TypeVar
@@ -209,6 +210,8 @@ class Timeout:
     reused, nested, and used by many threads and tasks at once."""
 
     def __init__(self, seconds: float, *, clock: Optional[Callable[[], float]] = None) -> None:
+        if isinstance(seconds, datetime.timedelta):
+            seconds = seconds.total_seconds()
         to_ns(seconds, "timeout")
         self.seconds = float(seconds)
         self._clock = clock

@@ -51,6 +51,28 @@ class CircuitOpenError(SeawallError):
         return (type(self), (str(self), self.name, self.state, self.retry_after))
 
 
+class PermitsExhaustedError(CircuitOpenError):
+    """A shared circuit breaker refused the call because its host-wide permit
+    table is full: ``limit`` calls (4096) of every process of the host were
+    admitted and are not yet recorded (counted as ignored). It is a
+    :class:`CircuitOpenError` (``retry_after`` is ``None``; ``state`` is the
+    breaker's state, usually ``closed``), so a handler that answers refusals
+    with a 503 answers these too; catch this class to tell them apart."""
+
+    def __init__(
+        self,
+        message: str,
+        name: Optional[str] = None,
+        state: str = "closed",
+        limit: int = 4096,
+    ) -> None:
+        super().__init__(message, name, state, None)
+        self.limit = limit
+
+    def __reduce__(self) -> Tuple[Any, ...]:
+        return (type(self), (str(self), self.name, self.state, self.limit))
+
+
 class BulkheadFullError(SeawallError):
     """A bulkhead refused the call. ``reason`` is ``"full"`` (no permit and no
     room to wait), ``"shed"`` (load shedding: the priority's share is in use) or
@@ -73,6 +95,20 @@ class BulkheadFullError(SeawallError):
 
     def __reduce__(self) -> Tuple[Any, ...]:
         return (type(self), (str(self), self.name, self.active, self.queued, self.reason))
+
+
+class ResultRejected(SeawallError):
+    """A returned value that ``Retry(retry_on_result=...)`` marked worth a retry.
+    Never raised to you: it is ``RetryState.exception`` in ``before_sleep``
+    (``value`` is the value, also ``RetryState.result``), and when the
+    attempts run out you get ``value`` back, not an exception (DESIGN §1)."""
+
+    def __init__(self, value: Any) -> None:
+        super().__init__(f"retry_on_result marked the returned value a failure: {value!r}")
+        self.value = value
+
+    def __reduce__(self) -> Tuple[Any, ...]:
+        return (type(self), (self.value,))
 
 
 class PermitAlreadyUsedError(SeawallError):

@@ -3,6 +3,7 @@ fallback → bulkhead → circuit breaker → retry → timeout → call."""
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import inspect
 import threading
@@ -97,6 +98,14 @@ class PolicyResult(Generic[T]):
     source: str = "primary"
     degraded: bool = False
     error: Optional[BaseException] = None
+    #: A sync call ran past the policy's ``timeout``: Python cannot interrupt
+    #: sync code, so the value came late (it is still the value).
+    overran: bool = False
+
+
+# Set by a sync attempt that finished after its timeout, read by the call that
+# made it (per thread and task, like the deadline itself).
+_OVERRAN: "contextvars.ContextVar[bool]" = contextvars.ContextVar("seawall-overran", default=False)
 
 
 class Fallback:
@@ -190,7 +199,13 @@ class Policy:
 
     ``policy(fn)`` decorates (sync or ``async def``) and returns plain values;
     :meth:`execute` / :meth:`execute_async` return a :class:`PolicyResult` that
-    says where the value came from and whether it is degraded. A sync call with
+    says where the value came from and whether it is degraded.
+
+    A ``timeout`` cancels an ``async`` attempt at its deadline, but cannot stop
+    sync code: a sync attempt only sees the deadline as
+    :func:`~seawall.current_deadline` (to pass on, e.g. as an HTTP client's
+    timeout) and runs to its end; :meth:`execute` then returns
+    ``PolicyResult.overran=True`` when it ended past the timeout. A sync call with
     no fallback and no timeout runs entirely in native code."""
 
     def __init__(
@@ -229,8 +244,11 @@ class Policy:
             seconds = self.timeout.seconds
 
             def timed(*args: Any, **kwargs: Any) -> Any:
-                with Deadline(seconds):
-                    return fn(*args, **kwargs)
+                with Deadline(seconds) as d:
+                    value = fn(*args, **kwargs)
+                    if d.expired():
+                        _OVERRAN.set(True)
+                    return value
 
             call = timed
         kw: Dict[str, Any] = {}
@@ -240,6 +258,7 @@ class Policy:
         if self.breaker is not None:
             kw["breaker"] = self.breaker._native
         if self.retry is not None:
+            call = self.retry._checked(call)
             kw.update(retry=self.retry._native, retry_slow=self.retry._slow_sync)
         return _native.Guarded(call, **kw) if kw else call
 
@@ -248,15 +267,20 @@ class Policy:
         return self._run_sync(self._inner_sync(fn), args, kwargs)
 
     def _run_sync(self, inner: Callable[..., Any], args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> PolicyResult[Any]:
+        token = _OVERRAN.set(False)
         try:
             value = inner(*args, **kwargs)
         except BaseException as exc:
             if self.fallback is None or not self.fallback.handles(exc):
                 raise
             return self.fallback.recover(exc, args, kwargs)
+        else:
+            overran = _OVERRAN.get()
+        finally:
+            _OVERRAN.reset(token)
         if self.fallback is not None:
             self.fallback.remember(args, kwargs, value)
-        return PolicyResult(value)
+        return PolicyResult(value, overran=overran)
 
     # -- async ---------------------------------------------------------------
 

@@ -12,8 +12,11 @@ after the deadline is never made, then the throttle's verdict, then the budget
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import datetime
 import functools
 import inspect
+import logging
 import time
 from dataclasses import dataclass
 from typing import (
@@ -24,17 +27,32 @@ from typing import (
     Dict,
     Iterator,
     Optional,
+    Sequence,
     Tuple,
     TypeVar,
+    Union,
     cast,
 )
 
-from . import _native, _registry, _seconds
-from ._callables import is_async_callable
+from . import _native, _numbers, _registry, _seconds
+from ._callables import is_async_callable, refuse_method_descriptor
 from ._classify import ExceptionSpec, matcher
 from ._deadline import current_deadline, run_within
+from ._errors import ResultRejected
 
-__all__ = ["Retry", "Backoff", "RetryState", "Attempt", "RetryBudget", "RetryThrottle"]
+log = logging.getLogger("seawall")
+
+__all__ = [
+    "Retry",
+    "Backoff",
+    "RetryState",
+    "Attempt",
+    "RetryBudget",
+    "RetryThrottle",
+    "linear_backoff",
+    "set_testing",
+    "is_testing",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 R = TypeVar("R")
@@ -53,7 +71,13 @@ class Backoff:
     ``"equal"`` ``U[exp(n)/2, exp(n)]``; ``"decorrelated"``
     ``min(max, U[base, 3 * previous])``; ``"proportional"``
     ``exp(n) * U[1-f, 1+f]`` with ``f = jitter_factor`` (default 0.2). Defaults:
-    0.1 s, doubling, capped at 10 s, full jitter."""
+    0.1 s, doubling, capped at 10 s, full jitter. ``base=0`` waits not at all
+    (as ``Retry(backoff=0)``).
+
+    Other shapes of wait are given to ``Retry(backoff=...)`` directly: a
+    number or ``timedelta`` (a constant delay, ``0`` for none), a list of
+    delays (the last repeats), :func:`linear_backoff`, or any function
+    ``(attempt, exception) -> seconds``."""
 
     base: float = 0.1
     multiplier: float = 2.0
@@ -62,17 +86,87 @@ class Backoff:
     jitter_factor: Optional[float] = None
 
     def __post_init__(self) -> None:
-        # Validates every field (SeawallConfigError naming it).
-        object.__setattr__(self, "_native", self._make())
+        # Validates every field (SeawallConfigError naming it). ``base=0`` is
+        # no wait at all (the core's exponential backoff starts above 0).
+        base, _, _, _ = self._numbers()
+        object.__setattr__(self, "_native", None if base == 0 else self._make())
+
+    def _numbers(self) -> Tuple[float, float, float, Optional[float]]:
+        """``base``, ``multiplier``, ``max``, ``jitter_factor`` checked
+        (``SeawallConfigError`` for a bool or an overflow), in seconds."""
+        real, secs = _numbers.real, _numbers.duration
+        return (
+            secs(self.base, "base"),
+            real(self.multiplier, "multiplier"),
+            secs(self.max, "max"),
+            _numbers.opt(real, self.jitter_factor, "jitter_factor"),
+        )
 
     def _make(self) -> _native.Backoff:
-        return _native.Backoff(self.base, self.multiplier, self.max, self.jitter, self.jitter_factor)
+        base, multiplier, max_, factor = self._numbers()
+        return _native.Backoff(base, multiplier, max_, self.jitter, factor)
 
     def delay(self, attempt: int, previous: float = 0.0) -> float:
         """A fresh random delay (seconds) before retry ``attempt``; ``previous`` is
         the delay before it (decorrelated jitter grows from it)."""
-        native: _native.Backoff = getattr(self, "_native")
-        return native.delay(attempt, previous)
+        native: Optional[_native.Backoff] = getattr(self, "_native")
+        return 0.0 if native is None else native.delay(attempt, previous)
+
+
+#: What ``Retry(backoff=...)`` takes: see :class:`Backoff`.
+WaitSpec = Union[Backoff, float, datetime.timedelta, Sequence[Union[float, datetime.timedelta]], Callable[[int, BaseException], Any]]
+
+
+def linear_backoff(start: Any, step: Any, max: Optional[Any] = None) -> Callable[[int, BaseException], float]:
+    """Delays growing linearly: ``start + step * (n - 1)`` seconds before retry
+    ``n`` (numbers or ``timedelta``), capped at ``max`` when given; no jitter.
+    For ``Retry(backoff=linear_backoff(0.1, 0.1, max=1.0))``."""
+    first = _wait_seconds(start, "start")
+    inc = _wait_seconds(step, "step")
+    cap = None if max is None else _wait_seconds(max, "max")
+
+    def linear(attempt: int, _exc: BaseException) -> float:
+        d = first + inc * (attempt - 1)
+        return d if cap is None else min(d, cap)
+
+    return linear
+
+
+def _wait_seconds(value: Any, field: str) -> float:
+    """A configured wait: seconds >= 0 as a number or ``timedelta``."""
+    seconds = _numbers.duration(value, field)
+    _seconds.to_ns(seconds, field)  # refuses negative, NaN, infinite
+    return seconds
+
+
+def _as_wait(spec: Any) -> Tuple[Backoff, Optional[Callable[[int, BaseException], Any]]]:
+    """``(exponential backoff for the core, other wait or None)`` for
+    ``Retry(backoff=spec)``. The core decides every retry; a wait it does not
+    compute is handed to it as a lower bound of the delay (like a Retry-After
+    hint) over a 1 ns backoff, so attempts, deadline, budget and throttle
+    apply unchanged."""
+    if spec is None:
+        return Backoff(), None
+    if isinstance(spec, Backoff):
+        if getattr(spec, "_native") is None:  # base=0: no wait
+            return _NO_BACKOFF, lambda _a, _e: 0.0
+        return spec, None
+    if isinstance(spec, (int, float, datetime.timedelta)) and not isinstance(spec, bool):
+        constant = _wait_seconds(spec, "backoff")
+        return _NO_BACKOFF, lambda _a, _e: constant
+    if isinstance(spec, (list, tuple)):
+        if not spec:
+            from ._errors import SeawallConfigError
+
+            raise SeawallConfigError("invalid backoff: a list of delays needs at least one", "backoff")
+        delays = [_wait_seconds(d, "backoff") for d in spec]
+        return _NO_BACKOFF, lambda a, _e: delays[min(a, len(delays)) - 1]
+    if callable(spec):
+        return _NO_BACKOFF, spec
+    raise TypeError(
+        f"backoff must be a seawall.Backoff, seconds, a timedelta, a list of delays or a function "
+        f"(attempt, exception) -> seconds, got {spec!r}"
+    )
 
 
 @dataclass(frozen=True)
@@ -86,6 +180,11 @@ class RetryState:
     exception: BaseException
     delay: float
     elapsed: float
+    #: The returned value ``retry_on_result`` rejected (``exception`` is then a
+    #: :class:`~seawall.ResultRejected`), else ``None``.
+    result: Any = None
+    #: For ``on_give_up``: why no retry follows; ``None`` before a retry.
+    reason: Optional[str] = None
 
 
 class Attempt:
@@ -111,6 +210,60 @@ class Attempt:
 
     def __repr__(self) -> str:
         return f"<Attempt {self.number}>"
+
+
+# The core's backoff when the wait is computed here: 1 ns, so the delay is the
+# computed one (given to the core as a lower bound).
+_NO_BACKOFF = Backoff(base=1e-9, multiplier=1.0, max=1e-9, jitter="none")
+
+_testing: Optional[Tuple[bool, Optional[int]]] = None
+
+
+def set_testing(testing: bool, *, attempts: Optional[int] = None) -> None:
+    """Test mode for every :class:`Retry` of the process (stamina's
+    ``set_testing``): retries do not sleep (``before_sleep`` still hears of each
+    delay), and with ``attempts`` no call makes more than that many attempts
+    (``attempts=1``: no retry at all). ``set_testing(False)`` restores both."""
+    global _testing
+    if attempts is not None:
+        attempts = _numbers.whole(attempts, "attempts")
+        if attempts < 1:
+            from ._errors import SeawallConfigError
+
+            raise SeawallConfigError(f"invalid attempts: must be at least 1, got {attempts}", "attempts")
+    _testing = (True, attempts) if testing else None
+
+
+def is_testing() -> bool:
+    """Whether :func:`set_testing` turned test mode on."""
+    return _testing is not None
+
+
+def _sleep_seconds(delay_ns: int) -> float:
+    return 0.0 if _testing is not None else delay_ns / 1e9
+
+
+def _callable(listener: Any) -> Any:
+    if not callable(listener):
+        raise TypeError(f"listener must be callable, got {listener!r}")
+    return listener
+
+
+def _tell(listeners: Tuple[Callable[[RetryState], Any], ...], state: RetryState) -> None:
+    """Call each listener; one that raises an ``Exception`` is logged and
+    changes nothing (DESIGN §1). ``KeyboardInterrupt`` / ``SystemExit`` are
+    raised once every listener heard."""
+    interrupt: Optional[BaseException] = None
+    for listener in listeners:
+        try:
+            listener(state)
+        except Exception:  # noqa: BLE001 - a listener must not change the call
+            log.exception("seawall: retry listener %r failed", listener)
+        except BaseException as exc:
+            if interrupt is None:
+                interrupt = exc
+    if interrupt is not None:
+        raise interrupt
 
 
 def _retry_after_attr(exc: BaseException) -> Any:
@@ -140,11 +293,20 @@ class Retry:
     attempt:`` block form), in the spirit of tenacity and stamina.
 
     * ``attempts``: attempts in all, the first included (default 3).
-    * ``backoff``: a :class:`Backoff` (default 0.1 s doubling to 10 s, full jitter).
+    * ``backoff``: a :class:`Backoff` (default 0.1 s doubling to 10 s, full
+      jitter); or seconds / a ``timedelta`` (constant, ``0`` for none), a list
+      of delays (the last repeats), :func:`linear_backoff`, or a function
+      ``(attempt, exception) -> seconds`` (``attempt`` is the 1-based attempt
+      that failed). A Retry-After hint still raises the delay to at least the
+      hint. :func:`set_testing` makes every retry not sleep.
     * ``retry_on``: exception types or a predicate (default ``Exception``). The
       caller's own cancellation (``asyncio.CancelledError``, ``KeyboardInterrupt``,
       ``SystemExit``, ``GeneratorExit``) is never retried or swallowed, nor is
       anything raised while the running task is being cancelled.
+    * ``retry_on_result``: ``value -> bool``: a returned value to retry (an
+      HTTP 503 returned, not raised; tenacity ``retry_if_result``). When the
+      attempts run out you get the last returned value, not an exception
+      (DESIGN §1). Decorator and ``call`` forms, sync and ``async``.
     * ``budget`` (:class:`RetryBudget`, Finagle) or ``throttle``
       (:class:`RetryThrottle`, gRPC A6): shared limits on retries; with
       ``shared="name"`` one budget or throttle serves every process of the host.
@@ -169,7 +331,7 @@ class Retry:
         self,
         *,
         attempts: int = 3,
-        backoff: Optional[Backoff] = None,
+        backoff: Optional[WaitSpec] = None,
         retry_on: ExceptionSpec = Exception,
         budget: Optional[_native.RetryBudget] = None,
         throttle: Optional[_native.RetryThrottle] = None,
@@ -179,33 +341,39 @@ class Retry:
         name: Optional[str] = None,
         clock: Optional[Callable[[], float]] = None,
         seed: Optional[int] = None,
+        retry_on_result: Optional[Callable[[Any], object]] = None,
     ) -> None:
-        b = backoff if backoff is not None else Backoff()
-        if not isinstance(b, Backoff):
-            raise TypeError(f"backoff must be a seawall.Backoff, got {b!r}")
+        if retry_on_result is not None and not callable(retry_on_result):
+            raise TypeError(f"retry_on_result must be callable, got {retry_on_result!r}")
+        self.retry_on_result = retry_on_result
+        b, self._wait = _as_wait(backoff)
+        base, multiplier, max_, factor = b._numbers()
         self._native = _native.RetryPolicy(
-            attempts=attempts,
-            base=b.base,
-            multiplier=b.multiplier,
-            max=b.max,
+            attempts=_numbers.whole(attempts, "attempts"),
+            base=base,
+            multiplier=multiplier,
+            max=max_,
             jitter=b.jitter,
-            jitter_factor=b.jitter_factor,
+            jitter_factor=factor,
             budget=budget,
             throttle=throttle,
             clock=clock,
-            seed=seed,
+            seed=_numbers.opt(_numbers.seed, seed, "seed"),
         )
-        self.backoff = b
+        self.backoff = backoff if backoff is not None else b
         self.budget = budget
         self.throttle = throttle
         self.name = name
         self._retry_on = cast(Callable[[BaseException], bool], matcher(retry_on, "retry_on"))
         self._timeout_ns: Optional[int] = None
         if timeout is not None:
+            timeout = _numbers.duration(timeout, "timeout")
             self._timeout_ns = _seconds.to_ns(timeout, "timeout")
         self.timeout = timeout
         self._retry_after = retry_after if retry_after is not None else _retry_after_attr
         self._before_sleep = before_sleep
+        self._on_retry: Tuple[Callable[[RetryState], Any], ...] = ()
+        self._on_give_up: Tuple[Callable[[RetryState], Any], ...] = ()
         if name is not None:
             _registry.register(self)
 
@@ -232,19 +400,92 @@ class Retry:
         return left
 
     def _delay_ns(self, exc: BaseException, attempt: int, previous_ns: int, start_ns: int) -> Optional[int]:
-        """Nanoseconds to sleep before the next attempt, or ``None``: give up."""
-        if not isinstance(exc, Exception) or not self._retry_on(exc) or _task_cancelling():
+        """Nanoseconds to sleep before the next attempt, or ``None``: give up
+        (the ``on_give_up`` listeners told why, unless it is the caller's own
+        cancellation)."""
+        if not isinstance(exc, Exception) or _task_cancelling():
+            return None
+        if not isinstance(exc, ResultRejected) and not self._retry_on(exc):
+            self._giving_up(attempt, exc, start_ns, "not_retryable")
+            return None
+        if _testing is not None and _testing[1] is not None and attempt >= _testing[1]:
+            self._giving_up(attempt, exc, start_ns, "max_attempts")
             return None
         retry_after_ns = _seconds.hint_to_ns(self._retry_after(exc))
+        if self._wait is not None and attempt < self._native.max_attempts:  # else the core gives up
+            wait_ns = _seconds.to_ns(_numbers.duration(self._wait(attempt, exc), "backoff"), "backoff")
+            retry_after_ns = max(wait_ns, retry_after_ns or 0) or None
         left = self._remaining_ns(start_ns)
         delay, why = self._native.decide(
             attempt, previous_ns, _NO_DEADLINE_NS if left is None else left, retry_after_ns
         )
-        return None if why is not None else delay
+        if why is not None:
+            self._giving_up(attempt, exc, start_ns, why)
+            return None
+        # A zero wait computed here is the 1 ns backoff in the core: none.
+        return 0 if self._wait is not None and retry_after_ns is None else delay
+
+    # -- hooks ---------------------------------------------------------------
+
+    def on_retry(self, listener: Callable[[RetryState], Any]) -> Callable[[RetryState], Any]:
+        """Call ``listener(state)`` before each retry's sleep (a
+        :class:`RetryState`: attempt, exception, delay, elapsed); usable as a
+        decorator. A listener that raises an ``Exception`` is logged (logger
+        ``seawall``) and changes nothing (DESIGN §1). Returns ``listener``."""
+        self._on_retry = self._on_retry + (_callable(listener),)
+        return listener
+
+    def on_give_up(self, listener: Callable[[RetryState], Any]) -> Callable[[RetryState], Any]:
+        """Call ``listener(state)`` when a failed attempt is not retried:
+        ``state.reason`` says why (``max_attempts``, ``deadline``,
+        ``budget_exhausted``, ``throttled``, ``not_retryable``), ``delay`` is
+        0. The caller's own cancellation is no give-up. Errors as for
+        :meth:`on_retry`. Returns ``listener``."""
+        self._on_give_up = self._on_give_up + (_callable(listener),)
+        return listener
+
+    def remove_listener(self, listener: Callable[[RetryState], Any]) -> None:
+        """Stop calling ``listener`` (from :meth:`on_retry` or :meth:`on_give_up`)."""
+        self._on_retry = tuple(x for x in self._on_retry if x is not listener)
+        self._on_give_up = tuple(x for x in self._on_give_up if x is not listener)
+
+    def _sleeping(self, state: RetryState) -> Any:
+        """Before each sleep: the ``seawall`` logger (INFO, as tenacity's
+        ``before_sleep_log``), every ``on_retry`` listener, then
+        ``before_sleep``, whose result is returned (async code awaits it)."""
+        log.info(
+            "seawall: retry %s: attempt %d failed with %r; retrying in %.3f s",
+            self.name or "(unnamed)", state.attempt, state.exception, state.delay,
+        )
+        _tell(self._on_retry, state)
+        return None if self._before_sleep is None else self._before_sleep(state)
+
+    def _giving_up(self, attempt: int, exc: BaseException, start_ns: int, reason: str) -> None:
+        if self._on_give_up:
+            state = self._state(attempt, exc, 0, start_ns)
+            _tell(self._on_give_up, dataclasses.replace(state, reason=reason))
 
     def _state(self, attempt: int, exc: BaseException, delay_ns: int, start_ns: int) -> RetryState:
         elapsed = max(0, self._native.now_ns() - start_ns) / 1e9
-        return RetryState(self.name, attempt, exc, delay_ns / 1e9, elapsed)
+        result = exc.value if isinstance(exc, ResultRejected) else None
+        return RetryState(self.name, attempt, exc, delay_ns / 1e9, elapsed, result)
+
+    def _checked(self, fn: Callable[..., R]) -> Callable[..., R]:
+        """``fn`` raising :class:`ResultRejected` for a value
+        ``retry_on_result`` rejects, so the attempt loop (native for the
+        first attempt) treats it as a failed attempt; ``fn`` itself without
+        a predicate."""
+        on_result = self.retry_on_result
+        if on_result is None:
+            return fn
+
+        def checked(*args: Any, **kwargs: Any) -> R:
+            value = fn(*args, **kwargs)
+            if on_result(value):
+                raise ResultRejected(value)
+            return value
+
+        return checked
 
     # -- sync ----------------------------------------------------------------
 
@@ -263,10 +504,11 @@ class Retry:
         while True:
             delay = self._delay_ns(exc, attempt, previous, start_ns)
             if delay is None:
+                if isinstance(exc, ResultRejected):
+                    return cast(R, exc.value)
                 raise exc
-            if self._before_sleep is not None:
-                self._before_sleep(self._state(attempt, exc, delay, start_ns))
-            time.sleep(delay / 1e9)
+            self._sleeping(self._state(attempt, exc, delay, start_ns))
+            time.sleep(_sleep_seconds(delay))
             previous, attempt = delay, attempt + 1
             try:
                 result = fn(*args, **kw)
@@ -281,7 +523,7 @@ class Retry:
         ``async def`` function)."""
         if is_async_callable(fn):
             return cast(R, self._run_async(fn, args, kwargs))
-        guarded = _native.Guarded(fn, retry=self._native, retry_slow=self._slow_sync)
+        guarded = _native.Guarded(self._checked(fn), retry=self._native, retry_slow=self._slow_sync)
         return cast(R, guarded(*args, **kwargs))
 
     # -- async ---------------------------------------------------------------
@@ -289,6 +531,7 @@ class Retry:
     async def _run_async(self, fn: Callable[..., Awaitable[R]], args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> R:
         start = self._native.now_ns()
         self._native.request()
+        on_result = self.retry_on_result
         attempt, previous = 0, 0
         while True:
             attempt += 1
@@ -298,15 +541,18 @@ class Retry:
                     result = await fn(*args, **kwargs)
                 else:
                     result = await run_within(fn(*args, **kwargs), left / 1e9)
+                if on_result is not None and on_result(result):
+                    raise ResultRejected(result)
             except BaseException as exc:
                 delay = self._delay_ns(exc, attempt, previous, start)
                 if delay is None:
+                    if isinstance(exc, ResultRejected):
+                        return cast(R, exc.value)
                     raise
-                if self._before_sleep is not None:
-                    hooked = self._before_sleep(self._state(attempt, exc, delay, start))
-                    if inspect.isawaitable(hooked):
-                        await hooked
-                await asyncio.sleep(delay / 1e9)
+                hooked = self._sleeping(self._state(attempt, exc, delay, start))
+                if inspect.isawaitable(hooked):
+                    await hooked
+                await asyncio.sleep(_sleep_seconds(delay))
                 previous = delay
                 continue
             self._native.success()
@@ -317,6 +563,7 @@ class Retry:
     def __call__(self, fn: F) -> F:
         """Decorate a function or an ``async def`` function (a generator cannot be
         re-run from the middle, so generator functions are refused)."""
+        refuse_method_descriptor(fn, "Retry")
         if is_async_callable(fn):
 
             async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -327,7 +574,7 @@ class Retry:
             raise TypeError("Retry cannot re-run a generator; retry the code that consumes it")
         if not callable(fn):
             raise TypeError(f"Retry decorates callables, got {fn!r}")
-        guarded = _native.Guarded(fn, retry=self._native, retry_slow=self._slow_sync)
+        guarded = _native.Guarded(self._checked(fn), retry=self._native, retry_slow=self._slow_sync)
         return cast(F, functools.update_wrapper(guarded, fn))
 
     # -- block form ----------------------------------------------------------
@@ -359,9 +606,8 @@ class Retry:
             if step is None:
                 return
             delay, exc = step
-            if self._before_sleep is not None:
-                self._before_sleep(self._state(number, exc, delay, start))
-            time.sleep(delay / 1e9)
+            self._sleeping(self._state(number, exc, delay, start))
+            time.sleep(_sleep_seconds(delay))
             previous = delay
 
     async def __aiter__(self) -> AsyncIterator[Attempt]:
@@ -377,11 +623,10 @@ class Retry:
             if step is None:
                 return
             delay, exc = step
-            if self._before_sleep is not None:
-                hooked = self._before_sleep(self._state(number, exc, delay, start))
-                if inspect.isawaitable(hooked):
-                    await hooked
-            await asyncio.sleep(delay / 1e9)
+            hooked = self._sleeping(self._state(number, exc, delay, start))
+            if inspect.isawaitable(hooked):
+                await hooked
+            await asyncio.sleep(_sleep_seconds(delay))
             previous = delay
 
     def __repr__(self) -> str:

@@ -38,7 +38,13 @@ def to_ns(seconds: float, field: str) -> int:
     """A configured duration in seconds → whole nanoseconds, saturating at
     :data:`NS_MAX`. Not a number: ``TypeError``; negative, NaN or infinite:
     :class:`~seawall.SeawallConfigError` naming ``field``."""
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+    if isinstance(seconds, datetime.timedelta):
+        seconds = seconds.total_seconds()
+    if isinstance(seconds, bool):
+        from ._errors import SeawallConfigError
+
+        raise SeawallConfigError(f"invalid {field}: must be a number of seconds, got a bool ({seconds})", field)
+    if not isinstance(seconds, (int, float)):
         raise TypeError(f"{field} must be a number of seconds, got {seconds!r}")
     if not (seconds >= 0 and seconds != math.inf):
         from ._errors import SeawallConfigError
