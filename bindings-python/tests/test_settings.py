@@ -142,3 +142,60 @@ def test_durations_accept_timedelta():
 
 def _boom():
     raise ValueError("boom")
+
+
+# The rate limiter's settings follow the same rules; ``rate`` is given where
+# the case is about another keyword.
+LIMITER = ["rate", "per", "burst", "max_wait"]
+
+
+def limiter(keyword, value):
+    kw = {"rate": 10, keyword: value}
+    return seawall.RateLimiter(**kw)
+
+
+@pytest.mark.parametrize("keyword", LIMITER)
+@pytest.mark.parametrize("flag", [True, False])
+def test_a_rate_limiter_refuses_a_bool_naming_the_field(keyword, flag):
+    with pytest.raises(seawall.SeawallConfigError) as e:
+        limiter(keyword, flag)
+    assert e.value.field == keyword
+
+
+@pytest.mark.parametrize(
+    "keyword,huge",
+    [("rate", 2**64), ("rate", -(2**64)), ("burst", 2**64), ("per", 10**400), ("max_wait", 10**400)],
+)
+def test_a_rate_limiter_number_beyond_64_bits_names_the_field(keyword, huge):
+    with pytest.raises(seawall.SeawallConfigError) as e:
+        limiter(keyword, huge)
+    assert e.value.field == keyword
+
+
+def test_a_rate_limiter_acquire_timeout_refuses_a_bool():
+    rl = seawall.RateLimiter(10)
+    with pytest.raises(seawall.SeawallConfigError) as e:
+        rl.acquire(timeout=True)
+    assert e.value.field == "timeout"
+
+
+def test_rate_limiter_durations_accept_timedelta():
+    now = [0.0]
+    slept = []
+
+    def sleep(s):
+        slept.append(s)
+        now[0] += s
+
+    # 10 cells per 2 s, burst 1: one cell every 0.2 s.
+    rl = seawall.RateLimiter(
+        10, per=datetime.timedelta(seconds=2), burst=1, max_wait=datetime.timedelta(milliseconds=300),
+        clock=lambda: now[0], sleep=sleep,
+    )
+    assert (rl.per, rl.max_wait) == (2.0, 0.3)
+    assert rl.try_acquire()
+    assert rl.take() == pytest.approx(0.2)
+    # The next cell is 0.2 s away: past a 0.1 s limit, within 0.25 s.
+    assert not rl.acquire(timeout=datetime.timedelta(milliseconds=100))
+    assert rl.acquire(timeout=datetime.timedelta(milliseconds=250))
+    assert slept == [pytest.approx(0.2)]

@@ -23,6 +23,7 @@ from typing import Any, Callable, Generator, Optional, Tuple, TypeVar, cast
 from . import _native, _registry
 from ._callables import guard_async_gen, is_async_callable
 from ._errors import RateLimitedError, SeawallConfigError
+from ._numbers import duration, opt, whole
 
 __all__ = ["RateLimiter", "KeyedRateLimit"]
 
@@ -53,11 +54,10 @@ def _timeout(timeout: Optional[float], field: str = "timeout") -> float:
     """A wait limit in seconds (``None``: none) as a float (``inf``: none)."""
     if timeout is None:
         return math.inf
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
-        raise TypeError(f"{field} must be seconds (a number) or None, got {timeout!r}")
-    if math.isnan(timeout) or timeout < 0:
+    seconds = duration(timeout, field)
+    if math.isnan(seconds) or seconds < 0:
         raise SeawallConfigError(f"invalid {field}: must be seconds >= 0, got {timeout}", field)
-    return float(timeout)
+    return seconds
 
 
 class RateLimiter:
@@ -92,8 +92,10 @@ class RateLimiter:
     ``seawall_rate_limiter_*_total`` counters of :mod:`seawall.prometheus`).
     ``clock`` (tests, simulations) is a callable returning monotonic seconds;
     ``sleep`` and ``async_sleep`` replace ``time.sleep`` and ``asyncio.sleep``.
-    Errors: invalid values are :class:`~seawall.SeawallConfigError` naming the
-    argument; ``n`` outside ``1..burst`` too, since no wait could admit it.
+    ``per``, ``max_wait`` and ``timeout`` are seconds, a number or a
+    :class:`datetime.timedelta`. Errors: invalid values (a ``bool`` too) are
+    :class:`~seawall.SeawallConfigError` naming the argument; ``n`` outside
+    ``1..burst`` too, since no wait could admit it.
     """
 
     def __init__(
@@ -111,20 +113,13 @@ class RateLimiter:
         sleep: Optional[Callable[[float], Any]] = None,
         async_sleep: Optional[Callable[[float], Any]] = None,
     ) -> None:
-        for field, v in (("rate", rate), ("burst", burst)):
-            if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
-                raise TypeError(f"{field} must be a whole number, got {v!r}")
-        if isinstance(per, bool) or not isinstance(per, (int, float)):
-            raise TypeError(f"per must be seconds (a number), got {per!r}")
+        rate = whole(rate, "rate")
+        burst = opt(whole, burst, "burst")
+        per = duration(per, "per")
         if burst is None:
             burst = max(1, min(rate, 2**32 - 1))
         self._max_wait = _timeout(max_wait, "max_wait")
-        # Past i64 no value is valid: the native side refuses it by name
-        # instead of overflowing.
-        big = 2**63 - 1
-        self._native = _native.RateLimiter(
-            min(rate, big), float(per), min(burst, big), keyed=keyed, name=name, shared=shared, clock=clock
-        )
+        self._native = _native.RateLimiter(rate, per, burst, keyed=keyed, name=name, shared=shared, clock=clock)
         self._native_take = self._native.take
         self.wait = bool(wait)
         self._now: Callable[[], float] = clock if clock is not None else time.monotonic
