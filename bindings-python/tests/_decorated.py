@@ -5,6 +5,7 @@ import seawall
 
 breaker = seawall.CircuitBreaker(name="decorated-module")
 bulkhead = seawall.Bulkhead(4)
+limiter = seawall.RateLimiter(1000, burst=1000)
 retry = seawall.Retry(attempts=2, backoff=seawall.Backoff(base=0.001, jitter="none"))
 
 
@@ -20,6 +21,11 @@ def square_through_bulkhead(x):
 
 @retry
 def square_through_retry(x):
+    return x * x
+
+
+@limiter
+def square_through_rate_limiter(x):
     return x * x
 
 

@@ -21,6 +21,7 @@ SQUARES = [
     _decorated.square_through_breaker,
     _decorated.square_through_bulkhead,
     _decorated.square_through_retry,
+    _decorated.square_through_rate_limiter,
     _decorated.square_through_policy,
 ]
 
@@ -50,8 +51,8 @@ def test_a_decorated_local_function_is_refused_by_pickle():
 
 @pytest.mark.parametrize(
     "decorator",
-    [CircuitBreaker(), Bulkhead(2), Retry(), lambda f: Bulkhead(2)(priority="high")(f)],
-    ids=["breaker", "bulkhead", "retry", "bulkhead(priority)"],
+    [CircuitBreaker(), Bulkhead(2), Retry(), lambda f: Bulkhead(2)(priority="high")(f), seawall.RateLimiter(10)],
+    ids=["breaker", "bulkhead", "retry", "bulkhead(priority)", "rate limiter"],
 )
 @pytest.mark.parametrize("kind", [staticmethod, classmethod])
 def test_a_method_descriptor_is_refused_at_decoration(decorator, kind):
@@ -86,8 +87,9 @@ async def _fetch():
         lambda: Bulkhead(1),
         lambda: Retry(attempts=3),
         lambda: seawall.wrap(CircuitBreaker(), Retry()),
+        lambda: seawall.RateLimiter(10),
     ],
-    ids=["breaker", "bulkhead", "retry", "policy"],
+    ids=["breaker", "bulkhead", "retry", "policy", "rate limiter"],
 )
 def test_a_sync_decorated_callable_returning_a_coroutine_is_refused(make):
     guard = make()

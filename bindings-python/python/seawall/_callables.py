@@ -4,6 +4,7 @@ hold something (a permit) across the whole life of an async generator."""
 from __future__ import annotations
 
 import inspect
+import types
 from typing import TYPE_CHECKING, Any, AsyncGenerator, Awaitable, Callable, Optional, TypeVar
 
 if TYPE_CHECKING:
@@ -30,8 +31,22 @@ def refuse_method_descriptor(fn: Any, who: str) -> None:
         kind = type(fn).__name__
         raise TypeError(
             f"{who} cannot decorate a {kind} object: put @{kind} above the {who} decorator "
-            f"(@{kind} first, then @breaker / @bulkhead / @retry on the function)"
+            f"(@{kind} first, then the {who} on the function)"
         )
+
+
+def refuse_coroutine(value: Any) -> Any:
+    """``value`` unless it is a coroutine, which a sync-decorated callable
+    returns when it is really async: protecting its creation would protect
+    nothing, so it is closed (no "never awaited" warning) and refused, as the
+    native wrappers do."""
+    if type(value) is types.CoroutineType:
+        value.close()
+        raise TypeError(
+            "a function decorated as sync returned a coroutine: the protection would end before "
+            "its body runs; decorate an `async def` function (or call `.call()` with one) instead"
+        )
+    return value
 
 
 async def _step(aw: Awaitable[Any]) -> Any:

@@ -21,7 +21,7 @@ import time
 from typing import Any, Callable, Generator, Optional, Tuple, TypeVar, cast
 
 from . import _native, _registry
-from ._callables import guard_async_gen, is_async_callable
+from ._callables import guard_async_gen, is_async_callable, refuse_coroutine, refuse_method_descriptor
 from ._errors import RateLimitedError, SeawallConfigError
 from ._numbers import duration, opt, whole
 
@@ -339,6 +339,7 @@ class KeyedRateLimit:
 
 
 def _decorate(limiter: RateLimiter, key: Any, fn: Callable[..., Any]) -> Callable[..., Any]:
+    refuse_method_descriptor(fn, "RateLimiter")
     if inspect.isasyncgenfunction(fn):
 
         async def start() -> None:
@@ -368,6 +369,6 @@ def _decorate(limiter: RateLimiter, key: Any, fn: Callable[..., Any]) -> Callabl
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         limiter._enter(key)
-        return fn(*args, **kwargs)
+        return refuse_coroutine(fn(*args, **kwargs))
 
     return functools.wraps(fn)(wrapper)
