@@ -11,6 +11,10 @@ use super::{
 use crate::corrupt::{Corrupt, MAX_RETRIES};
 use crate::sync::Ordering;
 
+/// Slot reads after which a search for a free slot gives up, unless 64 passes
+/// take more (see `install_passes`).
+const INSTALL_READS: usize = 1 << 16;
+
 impl<const Q: usize> Semaphore<Q> {
     /// Take a permit now if one is free for `p` and nobody waits; never waits.
     pub fn try_acquire(&self, p: Priority) -> Result<SemaphorePermit<'_, Q>, Rejected> {
@@ -188,15 +192,25 @@ impl<const Q: usize> Semaphore<Q> {
 
     /// Passes [`install`](Self::install) makes over the first `n` slots before
     /// it gives up with [`Corrupt`]: at least 64, and as many as keep the slots
-    /// read within [`MAX_RETRIES`] (so a ring of one slot retries like a CAS
-    /// loop). A pass that finds no free slot lost every free one it reached to
-    /// another waiter's install in that same pass, so 64 passes in a row take 64
-    /// other waiters installing in slots just ahead of this one; all slots
-    /// `WAITING` (which no honest state holds: `queued` counts this waiter, not
-    /// installed) stops after at most `max(64·n, 2²⁰)` reads — a few ms for the
-    /// largest ring (2¹⁶).
+    /// read within 2¹⁶ ([`INSTALL_READS`]).
+    ///
+    /// Some slot is free at every instant (slots in use ≤ `queued` − 1 <
+    /// `max_queue`), so a pass that finds none saw in use a slot that was free
+    /// when the pass began: another waiter installed in it during the pass. Each
+    /// failed pass thus takes one more install by a waiter admitted after a
+    /// waiter left, in the time of one scan; `max(64, 2¹⁶/n)` of them in a row
+    /// is far beyond what up to `n` honest waiters do. Corrupted slots (all
+    /// `WAITING`, which no honest state holds) stop after at most
+    /// `max(64·n, 2¹⁶)` reads: well under 1 ms for rings up to 1024, a few ms for
+    /// the largest (2¹⁶) — and well within a second under valgrind.
     pub(super) const fn install_passes(n: usize) -> usize {
-        let by_reads = MAX_RETRIES as usize / n;
+        // loom explores each pass as branches: its models (a few callers, rings
+        // of 1 to 4 slots) need a pass or two, and a search that never ends must
+        // show as `Corrupt` before loom's branch limit.
+        if cfg!(loom) {
+            return 64;
+        }
+        let by_reads = INSTALL_READS / n;
         if by_reads > 64 { by_reads } else { 64 }
     }
 
