@@ -2439,7 +2439,9 @@ seawall_status seawall_semaphore_limit(const struct seawall_semaphore *semaphore
  * Take a permit now for `priority` if one is free and nobody waits; never
  * waits. Returns `SEAWALL_STATUS_OK` with the permit in `*out_permit`, or
  * `SEAWALL_STATUS_REJECTED` with the reason and occupancy in `*out_rejection`
- * when that is not NULL. Lock-free, no allocation.
+ * when that is not NULL, or `SEAWALL_STATUS_REGION_CORRUPT` when a shared
+ * semaphore's memory holds values seawall never writes (no permit is held
+ * then). Lock-free, no allocation.
  *
  * # Safety
  * `semaphore` is NULL or a live handle; `out_permit` is NULL or writable;
@@ -2455,7 +2457,9 @@ seawall_status seawall_semaphore_try_acquire(const struct seawall_semaphore *sem
  * `SEAWALL_STATUS_OK` with `*out_permit`, `SEAWALL_STATUS_QUEUED` with
  * `*out_ticket` (poll it until granted, or cancel it), or
  * `SEAWALL_STATUS_REJECTED` (shed, or full) with `*out_rejection` when that is
- * not NULL. A shed priority never queues. Lock-free, no allocation.
+ * not NULL. A shed priority never queues. `SEAWALL_STATUS_REGION_CORRUPT`: a
+ * shared semaphore's memory holds values seawall never writes (no permit or
+ * ticket is held then). Lock-free, no allocation.
  *
  * # Safety
  * `semaphore` is NULL or a live handle; `out_permit` and `out_ticket` are NULL or
@@ -2473,7 +2477,9 @@ seawall_status seawall_semaphore_acquire_or_enqueue(const struct seawall_semapho
  * up), `SEAWALL_STATUS_WAITING` while it waits, `SEAWALL_STATUS_UNKNOWN_TICKET`
  * for a ticket that is not waiting (taken already, cancelled, reclaimed). A
  * ticket of no slot of this semaphore is `SEAWALL_STATUS_INVALID_ARGUMENT`.
- * Lock-free, no allocation.
+ * `SEAWALL_STATUS_REGION_CORRUPT`: a shared semaphore's memory holds values
+ * seawall never writes (the ticket is used up; whether its permit is held is
+ * unspecified). Lock-free, no allocation.
  *
  * # Safety
  * `semaphore` is NULL or a live handle; `out_permit` is NULL or writable.
@@ -2489,7 +2495,9 @@ seawall_status seawall_semaphore_poll(const struct seawall_semaphore *semaphore,
  * a permit reached it in the same instant (that permit went on to the next
  * waiter or back to the pool: the caller holds nothing either way). A ticket
  * that is not waiting is `SEAWALL_STATUS_UNKNOWN_TICKET` and changes nothing.
- * Lock-free, no allocation.
+ * `SEAWALL_STATUS_REGION_CORRUPT`: a shared semaphore's memory holds values
+ * seawall never writes (the ticket is used up, nothing is held). Lock-free, no
+ * allocation.
  *
  * # Safety
  * `semaphore` is NULL or a live handle. Thread-safe.
@@ -2502,7 +2510,9 @@ seawall_status seawall_semaphore_cancel(const struct seawall_semaphore *semaphor
  * to the pool. A permit works once: a second release returns
  * `SEAWALL_STATUS_PERMIT_ALREADY_USED` and changes nothing; an id of no permit
  * of this semaphore (or of a ticket still waiting) is
- * `SEAWALL_STATUS_INVALID_ARGUMENT`. Lock-free, no allocation.
+ * `SEAWALL_STATUS_INVALID_ARGUMENT`. `SEAWALL_STATUS_REGION_CORRUPT`: a shared
+ * semaphore's memory holds values seawall never writes (the permit is used up;
+ * where it went is unspecified). Lock-free, no allocation.
  *
  * # Safety
  * `semaphore` is NULL or a live handle. Thread-safe; the permit may come from
@@ -2518,6 +2528,9 @@ seawall_status seawall_semaphore_release(const struct seawall_semaphore *semapho
  * `SEAWALL_STATUS_WAIT_TIMED_OUT` when the time ran out (the waiter left the
  * queue; nothing is held). `timeout_ns` 0 never queues (like
  * `seawall_semaphore_try_acquire`); `SEAWALL_NONE` waits without limit.
+ * `SEAWALL_STATUS_REGION_CORRUPT` when a shared semaphore's memory holds values
+ * seawall never writes (nothing is held); whatever it holds, the call returns
+ * by its deadline.
  *
  * The wait is a bounded poll-and-park loop, not a futex: a few polls with
  * `sched_yield`, then sleeps doubling from 20 µs to 1 ms (never past the

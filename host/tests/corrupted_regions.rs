@@ -16,14 +16,19 @@ use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 use seawall_core::{
-    BreakerConfig, CircuitBreaker, CountWindow, HealthConfig, Outcome, Ratio, RetryBudgetConfig,
-    RetryThrottleConfig, SplitMix64, State, TimeWindow, WindowConfig,
+    BreakerConfig, CircuitBreaker, Corrupt, CountWindow, HealthConfig, Outcome, Priority,
+    PriorityShares, Ratio, RetryBudgetConfig, RetryThrottleConfig, SemaphoreConfig, SplitMix64,
+    State, TimeWindow, WindowConfig,
 };
 use seawall_host::breaker::{
     Breaker, COUNT_WINDOW_CAPACITY, CountCell, Permit, TIME_WINDOW_CAPACITY, TimeCell,
 };
 use seawall_host::health::{Health, HealthWindow};
 use seawall_host::retry::{RetryBudget, RetryThrottle};
+use seawall_host::semaphore::{
+    Acquired, Cell as SemaphoreCell, Permit as SemPermit, Polled, SEMAPHORE_MAX_QUEUE, Semaphore,
+    Ticket as SemTicket, WaitError,
+};
 use seawall_host::shared::SharedRegion;
 
 /// No single call may take longer than this, whatever the region holds.
@@ -521,6 +526,252 @@ fn a_corrupted_retry_throttle_never_panics_or_hangs() {
                 }
             }
             longest
+        });
+    }
+}
+
+/// Where the core semaphore's words sit in a semaphore region, from the
+/// region's start: `(state, slots, config)`. The core semaphore is the cell's
+/// first field (`#[repr(C)]`): its state word first, then the `Q` slot words
+/// right before its configuration.
+fn semaphore_layout(s: &seawall_core::Semaphore<SEMAPHORE_MAX_QUEUE>) -> (usize, usize, usize) {
+    let offset = SharedRegion::<SemaphoreCell>::VALUE_OFFSET;
+    let config_at = core::ptr::from_ref(s.config()) as usize - core::ptr::from_ref(s) as usize;
+    (
+        offset,
+        offset + config_at - 8 * SEMAPHORE_MAX_QUEUE,
+        offset + config_at,
+    )
+}
+
+fn semaphore_config() -> SemaphoreConfig {
+    SemaphoreConfig {
+        max_concurrent: 4,
+        max_queue: 16,
+        ..SemaphoreConfig::DEFAULT
+    }
+}
+
+/// A shared semaphore built in fresh memory, its handle dropped; the memory and
+/// the layout of its core words.
+fn semaphore_memory(config: &SemaphoreConfig) -> (Arc<Memory>, (usize, usize, usize)) {
+    let core = Box::new(seawall_core::Semaphore::<SEMAPHORE_MAX_QUEUE>::new(*config).unwrap());
+    let layout = semaphore_layout(&core);
+    let mem = Arc::new(Memory::new(
+        Semaphore::region_size(),
+        Semaphore::region_align(),
+    ));
+    // SAFETY: fresh memory of the advertised size and alignment, ours alone.
+    drop(unsafe { Semaphore::init_in(mem.ptr, mem.len(), config) }.unwrap());
+    (mem, layout)
+}
+
+/// Run `f` on a thread of its own and fail unless it returns within
+/// [`CALL_BOUND`] (a call that hangs is left spinning: the test fails anyway).
+fn within_bound<R: Send + 'static>(what: &str, f: impl FnOnce() -> R + Send + 'static) -> R {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(CALL_BOUND)
+        .unwrap_or_else(|e| panic!("{what}: no answer within {CALL_BOUND:?} ({e:?})"))
+}
+
+/// Every one of the 1024 wait slots `WAITING` while every permit is held and no
+/// waiter is counted: no honest state has a waiting slot nobody counts, and an
+/// arrival finds no free slot to wait in. Both the enqueue and the 10 ms wait
+/// must answer "corrupt" at once instead of searching for ever.
+#[test]
+fn a_semaphore_whose_slots_all_read_waiting_answers_corrupt_within_a_second() {
+    let config = semaphore_config();
+    let (mem, (state_at, slots_at, _)) = semaphore_memory(&config);
+    let base = mem.ptr.as_ptr();
+    // active = max_concurrent, queued = 0, arrivals = epoch = 0.
+    let state = u128::from(config.max_concurrent);
+    // SAFETY: the state word's place in the region; no thread runs yet.
+    unsafe { base.add(state_at).cast::<u128>().write_unaligned(state) };
+    for i in 0..SEMAPHORE_MAX_QUEUE {
+        // Status WAITING (1), generation and arrival 0.
+        // SAFETY: slot `i`'s place in the region; no thread runs yet.
+        unsafe { base.add(slots_at + 8 * i).cast::<u64>().write_unaligned(1) };
+    }
+    let attach = |mem: &Arc<Memory>| {
+        // SAFETY: the memory holds a region built by `init_in` and outlives
+        // the handle (each closure below keeps its own `Arc`).
+        unsafe { Semaphore::attach(mem.ptr, mem.len()) }.unwrap()
+    };
+    let m = Arc::clone(&mem);
+    let got = within_bound("acquire_or_enqueue", move || {
+        attach(&m).acquire_or_enqueue_checked(Priority::Normal)
+    });
+    assert_eq!(got, Err(Corrupt), "acquire_or_enqueue");
+    let m = Arc::clone(&mem);
+    let got = within_bound("acquire_timeout(10 ms)", move || {
+        attach(&m).acquire_timeout(Priority::Normal, Some(Duration::from_millis(10)))
+    });
+    assert_eq!(got, Err(WaitError::RegionCorrupt), "acquire_timeout");
+}
+
+/// Random operations of one attached thread on a (corrupted) shared semaphore:
+/// acquires of every kind, polls, cancels and releases of what it holds and of
+/// forged ids, short blocking waits, snapshots and reclaims; the longest call.
+fn semaphore_ops(s: &Semaphore, seed: u64) -> Duration {
+    let mut rng = SplitMix64::new(seed);
+    let mut permits: Vec<SemPermit> = Vec::new();
+    let mut tickets: Vec<SemTicket> = Vec::new();
+    let mut longest = Duration::ZERO;
+    let priority = |rng: &mut SplitMix64| Priority::ALL[(rng.next_u64() % 4) as usize];
+    for _ in 0..OPS {
+        let p = priority(&mut rng);
+        match rng.next_u64() % 14 {
+            0 | 1 => {
+                if let Ok(Ok(permit)) = timed(&mut longest, || s.try_acquire_checked(p)) {
+                    permits.push(permit);
+                }
+            }
+            2..=4 => match timed(&mut longest, || s.acquire_or_enqueue_checked(p)) {
+                Ok(Ok(Acquired::Admitted(permit))) => permits.push(permit),
+                Ok(Ok(Acquired::Queued(t))) => tickets.push(t),
+                _ => {}
+            },
+            5 | 6 if !tickets.is_empty() => {
+                let t = tickets[(rng.next_u64() as usize) % tickets.len()];
+                match timed(&mut longest, || s.poll_checked(t)) {
+                    Ok(Ok(Polled::Waiting)) => {}
+                    Ok(Ok(Polled::Granted(permit))) => {
+                        tickets.retain(|&x| x != t);
+                        permits.push(permit);
+                    }
+                    _ => tickets.retain(|&x| x != t),
+                }
+            }
+            7 if !tickets.is_empty() => {
+                let t = tickets.swap_remove((rng.next_u64() as usize) % tickets.len());
+                let _ = timed(&mut longest, || s.cancel_checked(t));
+            }
+            8 | 9 if !permits.is_empty() => {
+                let permit = permits.swap_remove((rng.next_u64() as usize) % permits.len());
+                let _ = timed(&mut longest, || s.release_checked(permit));
+            }
+            10 => {
+                let timeout = Duration::from_micros(rng.next_u64() % 3_000);
+                if let Ok(permit) = timed(&mut longest, || s.acquire_timeout(p, Some(timeout))) {
+                    permits.push(permit);
+                }
+            }
+            11 => {
+                let id = word(&mut rng);
+                let _ = timed(&mut longest, || {
+                    (
+                        s.peek(SemTicket { id }),
+                        s.poll(SemTicket { id }),
+                        s.cancel(SemTicket { id }),
+                        s.release(SemPermit { id }),
+                    )
+                });
+            }
+            12 => {
+                let _ = timed(&mut longest, || {
+                    (s.snapshot(), s.full_snapshot(), s.limit(p))
+                });
+            }
+            _ => {
+                let _ = timed(&mut longest, || s.reclaim_abandoned());
+            }
+        }
+    }
+    for t in tickets {
+        let _ = timed(&mut longest, || s.cancel_checked(t));
+    }
+    for permit in permits {
+        let _ = timed(&mut longest, || s.release_checked(permit));
+    }
+    longest
+}
+
+/// Any value of every configuration field the core semaphore keeps in its
+/// region, and of its per-priority limits right after it.
+fn random_semaphore_config(rng: &mut SplitMix64) -> (SemaphoreConfig, [u32; 4]) {
+    let small = |rng: &mut SplitMix64| word(rng) as u32;
+    let share = |rng: &mut SplitMix64| Ratio::from_ppm(word(rng));
+    let config = SemaphoreConfig {
+        max_concurrent: small(rng),
+        max_queue: small(rng),
+        shares: PriorityShares {
+            critical: share(rng),
+            high: share(rng),
+            normal: share(rng),
+            low: share(rng),
+        },
+    };
+    (config, [small(rng), small(rng), small(rng), small(rng)])
+}
+
+#[test]
+fn a_corrupted_semaphore_never_panics_or_hangs() {
+    let config = semaphore_config();
+    for trial in 0..80 {
+        let mut rng = SplitMix64::new(trial ^ 0x5E4A);
+        let (mem, (state_at, slots_at, config_at)) = semaphore_memory(&config);
+        {
+            // SAFETY: as for the breaker.
+            let s = unsafe { Semaphore::attach(mem.ptr, mem.len()) }.unwrap();
+            // Permits held, waiters queued, some granted and not yet polled.
+            let mut held = Vec::new();
+            for _ in 0..8 {
+                match s.acquire_or_enqueue(Priority::Normal) {
+                    Ok(Acquired::Admitted(p)) => held.push(p),
+                    Ok(Acquired::Queued(_)) | Err(_) => {}
+                }
+            }
+            for p in held.into_iter().take(2) {
+                s.release(p).unwrap();
+            }
+        }
+        let end = config_at + size_of::<SemaphoreConfig>() + 16;
+        let hits = 1 + rng.next_u64() % 24;
+        // Half the hits in the state word and the first slots, the rest
+        // anywhere in the core semaphore; a few in the holder table after it.
+        corrupt(&mem, state_at, end, 256, (0, 0), hits, &mut rng);
+        let table_end = SharedRegion::<SemaphoreCell>::VALUE_OFFSET + size_of::<SemaphoreCell>();
+        corrupt(
+            &mem,
+            end,
+            table_end,
+            4096,
+            (0, 0),
+            rng.next_u64() % 4,
+            &mut rng,
+        );
+        if coin(&mut rng) {
+            // Slot words that are all one status, as a process writing garbage
+            // in a loop would leave them.
+            let status = rng.next_u64() % 4;
+            let n = (rng.next_u64() as usize) % (SEMAPHORE_MAX_QUEUE + 1);
+            for i in 0..n {
+                let v = (rng.next_u64() & !3) | status;
+                let at = slots_at + 8 * i;
+                // SAFETY: slot `i`'s place in the region; no thread runs yet.
+                unsafe { mem.ptr.as_ptr().add(at).cast::<u64>().write_unaligned(v) };
+            }
+        }
+        if coin(&mut rng) {
+            let (c, limits) = random_semaphore_config(&mut rng);
+            // SAFETY: the configuration's and the limits' own places in the
+            // core semaphore, aligned for them; no thread runs yet.
+            unsafe {
+                let at = mem.ptr.as_ptr().add(config_at);
+                at.cast::<SemaphoreConfig>().write_unaligned(c);
+                at.add(size_of::<SemaphoreConfig>())
+                    .cast::<[u32; 4]>()
+                    .write_unaligned(limits);
+            }
+        }
+        let shared = Arc::clone(&mem);
+        run_threads("semaphore", trial, move |seed| {
+            // SAFETY: as for the breaker.
+            let s = unsafe { Semaphore::attach(shared.ptr, shared.len()) }.unwrap();
+            semaphore_ops(&s, seed)
         });
     }
 }

@@ -8,7 +8,12 @@ use super::word::{
 use super::{
     Admission, Priority, RawAdmission, RejectReason, Rejected, Semaphore, SemaphorePermit, Waiter,
 };
+use crate::corrupt::{Corrupt, MAX_RETRIES};
 use crate::sync::Ordering;
+
+/// Slot reads after which a search for a free slot gives up, unless 64 passes
+/// take more (see `install_passes`).
+const INSTALL_READS: usize = 1 << 16;
 
 impl<const Q: usize> Semaphore<Q> {
     /// Take a permit now if one is free for `p` and nobody waits; never waits.
@@ -36,16 +41,39 @@ impl<const Q: usize> Semaphore<Q> {
     /// borrow (FFI, bindings): each `Admitted` and each granted ticket must be
     /// given back with exactly one [`release`](Self::release), and each `Queued`
     /// ticket polled until granted or cancelled.
+    ///
+    /// Should the semaphore's memory be corrupted (see
+    /// [`acquire_raw_checked`](Self::acquire_raw_checked)), the call is refused
+    /// as `Full` with the occupancy last read.
+    // Inline: the checked form is the same code; no call or nested result is
+    // left on the hot path of in-process callers.
+    #[inline]
     pub fn acquire_raw(&self, p: Priority, wait: bool) -> Result<RawAdmission, Rejected> {
+        self.acquire_raw_checked(p, wait)
+            .unwrap_or_else(|Corrupt| Err(self.load().rejected(RejectReason::Full)))
+    }
+
+    /// [`acquire_raw`](Self::acquire_raw) for a semaphore in memory others may
+    /// write (a shared region): [`Corrupt`] when its words hold what this code
+    /// never writes or kept a retry loop going past its bound (see
+    /// [`MAX_RETRIES`]); no honest use of the semaphore reaches it. What the call
+    /// did before is unspecified then (it may have counted itself in `queued`).
+    #[inline]
+    pub fn acquire_raw_checked(
+        &self,
+        p: Priority,
+        wait: bool,
+    ) -> Result<Result<RawAdmission, Rejected>, Corrupt> {
         let limit = self.limit(p);
         let max = self.config.max_concurrent;
         // Invariant: active ≤ max_concurrent and queued ≤ max_queue hold for every
         // value of `state`; this CAS moves from exactly the value the checks read,
         // so no admission or enqueue is ever based on a stale count, and an
         // admission never overtakes a waiter still unserved (see
-        // `only_granted_waiters`).
+        // `only_granted_waiters`). It fails only when another call changed
+        // `state`, so only a corrupted or hostile writer reaches the bound.
         let mut raw = self.state.load(Ordering::Acquire);
-        loop {
+        for _ in 0..MAX_RETRIES {
             let w = Word::unpack(raw);
             let next = if w.active < limit && self.only_granted_waiters(w.queued) {
                 Word {
@@ -53,7 +81,7 @@ impl<const Q: usize> Semaphore<Q> {
                     ..w
                 }
             } else if w.active >= limit && limit < max {
-                return Err(w.rejected(RejectReason::Shed));
+                return Ok(Err(w.rejected(RejectReason::Shed)));
             } else if wait && self.queue_has_room(w) {
                 Word {
                     queued: w.queued + 1,
@@ -61,28 +89,29 @@ impl<const Q: usize> Semaphore<Q> {
                     ..w
                 }
             } else {
-                return Err(w.rejected(RejectReason::Full));
+                return Ok(Err(w.rejected(RejectReason::Full)));
             };
             #[cfg(seawall_mutant = "sem_admit_blind")]
             {
                 // Mutant: check, then store what was computed, over whatever is there.
                 self.state.store(next.pack(), Ordering::Release);
-                return Ok(if next.active > w.active {
+                return Ok(Ok(if next.active > w.active {
                     RawAdmission::Admitted
                 } else {
-                    self.enqueue(w.arrivals)
-                });
+                    self.enqueue(w.arrivals)?
+                }));
             }
             #[cfg(not(seawall_mutant = "sem_admit_blind"))]
             match self
                 .state
                 .compare_exchange(raw, next.pack(), Ordering::AcqRel, Ordering::Acquire)
             {
-                Ok(_) if next.active > w.active => return Ok(RawAdmission::Admitted),
-                Ok(_) => return Ok(self.enqueue(w.arrivals)),
+                Ok(_) if next.active > w.active => return Ok(Ok(RawAdmission::Admitted)),
+                Ok(_) => return self.enqueue(w.arrivals).map(Ok),
                 Err(seen) => raw = seen,
             }
         }
+        Err(Corrupt)
     }
 
     /// Every one of the `queued` waiters of the `state` just read holds a grant
@@ -127,11 +156,14 @@ impl<const Q: usize> Semaphore<Q> {
 
     /// Wait as arrival `a` (already counted in `queued`): install, then settle —
     /// or take a permit a release left in the pool because it could not see us.
-    fn enqueue(&self, a: u32) -> RawAdmission {
-        loop {
-            let (i, v) = self.install(a);
-            if self.settle() {
-                return RawAdmission::Queued(Self::ticket(i, v));
+    fn enqueue(&self, a: u32) -> Result<RawAdmission, Corrupt> {
+        // Each round after the first follows a permit that was free at `settle`
+        // and taken by another caller before `take_free_permit`: only a
+        // corrupted or hostile writer makes that happen MAX_RETRIES times.
+        for _ in 0..MAX_RETRIES {
+            let (i, v) = self.install(a)?;
+            if self.settle()? {
+                return Ok(RawAdmission::Queued(Self::ticket(i, v)));
             }
             // A permit is free. Withdraw from the slot first, so no release can
             // grant it while we take the free permit; if a release granted it
@@ -143,21 +175,53 @@ impl<const Q: usize> Semaphore<Q> {
                 Ordering::AcqRel,
                 Ordering::Acquire,
             ) {
-                let acknowledged = self.acknowledge(&self.slots[i], seen);
-                debug_assert!(acknowledged, "only a grant moves an installed slot");
-                return RawAdmission::Admitted;
+                // Only a grant moves an installed slot: anything else was
+                // written by someone outside the protocol.
+                if slot_status(seen) != GRANTED || !self.acknowledge(&self.slots[i], seen)? {
+                    return Err(Corrupt);
+                }
+                return Ok(RawAdmission::Admitted);
             }
-            if self.take_free_permit() {
-                return RawAdmission::Admitted;
+            if self.take_free_permit()? {
+                return Ok(RawAdmission::Admitted);
             }
             // Another waiter took it first: install again, same arrival.
         }
+        Err(Corrupt)
+    }
+
+    /// Passes [`install`](Self::install) makes over the first `n` slots before
+    /// it gives up with [`Corrupt`]: at least 64, and as many as keep the slots
+    /// read within 2¹⁶ ([`INSTALL_READS`]).
+    ///
+    /// Some slot is free at every instant (slots in use ≤ `queued` − 1 <
+    /// `max_queue`), so a pass that finds none saw in use a slot that was free
+    /// when the pass began: another waiter installed in it during the pass. Each
+    /// failed pass thus takes one more install by a waiter admitted after a
+    /// waiter left, in the time of one scan; `max(64, 2¹⁶/n)` of them in a row
+    /// is far beyond what up to `n` honest waiters do. Corrupted slots (all
+    /// `WAITING`, which no honest state holds) stop after at most
+    /// `max(64·n, 2¹⁶)` reads: well under 1 ms for rings up to 1024, a few ms for
+    /// the largest (2¹⁶) — and well within a second under valgrind.
+    pub(super) const fn install_passes(n: usize) -> usize {
+        // loom explores each pass as branches: its models (a few callers, rings
+        // of 1 to 4 slots) need a pass or two, and a search that never ends must
+        // show as `Corrupt` before loom's branch limit.
+        if cfg!(loom) {
+            return 64;
+        }
+        let by_reads = INSTALL_READS / n;
+        if by_reads > 64 { by_reads } else { 64 }
     }
 
     /// Put `WAITING(a)` in a slot that is not in use; that slot and word.
-    fn install(&self, a: u32) -> (usize, u64) {
-        // `max_queue ≥ 1` here: a waiter was admitted to the queue.
+    fn install(&self, a: u32) -> Result<(usize, u64), Corrupt> {
+        // `max_queue ≥ 1` here: a waiter was admitted to the queue, unless the
+        // configuration was overwritten since.
         let n = (self.config.max_queue as usize).min(Q);
+        if n == 0 {
+            return Err(Corrupt);
+        }
         let start = a as usize % n;
         // Invariant: slots in use (`WAITING` or `GRANTED`) ≤ `queued` − 1 (this
         // waiter is counted but not installed; a granted waiter stays counted
@@ -165,8 +229,9 @@ impl<const Q: usize> Semaphore<Q> {
         // `max_queue` slots is free; a slot goes from free to `WAITING` only by
         // this CAS, from the exact free word read, so two waiters never share one
         // and a granted slot is never taken before its ticket is acknowledged. A
-        // pass that finds none raced other waiters that made progress meanwhile.
-        loop {
+        // pass that finds none raced other waiters that made progress meanwhile
+        // (bounded by `install_passes`).
+        for _ in 0..Self::install_passes(n) {
             for k in 0..n {
                 let i = (start + k) % n;
                 let v = self.slots[i].load(Ordering::Acquire);
@@ -187,29 +252,30 @@ impl<const Q: usize> Semaphore<Q> {
                     .compare_exchange(v, w, Ordering::AcqRel, Ordering::Acquire)
                     .is_ok()
                 {
-                    return (i, w);
+                    return Ok((i, w));
                 }
             }
             crate::sync::spin_loop();
         }
+        Err(Corrupt)
     }
 
     /// Settle into the queue: `epoch + 1` while every permit is held (`true`);
     /// `false` (and nothing changed) when a permit is free in the pool.
-    fn settle(&self) -> bool {
+    fn settle(&self) -> Result<bool, Corrupt> {
         let max = self.config.max_concurrent;
         // Invariant: this CAS changes `state` after this waiter's slot became
         // `WAITING`. A release that read `state` before it sees the slot in its
         // scan; one that read it after and found no waiter fails its CAS and scans
         // again; one that returned a permit before it is seen here as
         // `active < max_concurrent`. So no permit is free while a settled waiter
-        // waits.
+        // waits. The CAS fails only when another call changed `state`.
         let mut raw = self.state.load(Ordering::Acquire);
-        loop {
+        for _ in 0..MAX_RETRIES {
             let w = Word::unpack(raw);
             #[cfg(not(seawall_mutant = "sem_settle_blind"))]
             if w.active < max {
-                return false;
+                return Ok(false);
             }
             let next = Word {
                 epoch: w.epoch.wrapping_add(1),
@@ -219,23 +285,25 @@ impl<const Q: usize> Semaphore<Q> {
                 .state
                 .compare_exchange(raw, next.pack(), Ordering::AcqRel, Ordering::Acquire)
             {
-                Ok(_) => return true,
+                Ok(_) => return Ok(true),
                 Err(seen) => raw = seen,
             }
         }
+        Err(Corrupt)
     }
 
     /// A withdrawn waiter takes the free permit: `active + 1, queued − 1`;
     /// `false` when none is free any more.
-    fn take_free_permit(&self) -> bool {
+    fn take_free_permit(&self) -> Result<bool, Corrupt> {
         let max = self.config.max_concurrent;
         // Invariant: active ≤ max_concurrent; the waiter leaves `queued` exactly
-        // when it takes the permit, in one CAS.
+        // when it takes the permit, in one CAS. The CAS fails only when another
+        // call changed `state`.
         let mut raw = self.state.load(Ordering::Acquire);
-        loop {
+        for _ in 0..MAX_RETRIES {
             let w = Word::unpack(raw);
             if w.active >= max {
-                return false;
+                return Ok(false);
             }
             let next = Word {
                 active: w.active + 1,
@@ -246,9 +314,10 @@ impl<const Q: usize> Semaphore<Q> {
                 .state
                 .compare_exchange(raw, next.pack(), Ordering::AcqRel, Ordering::Acquire)
             {
-                Ok(_) => return true,
+                Ok(_) => return Ok(true),
                 Err(seen) => raw = seen,
             }
         }
+        Err(Corrupt)
     }
 }

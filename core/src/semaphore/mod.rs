@@ -64,6 +64,8 @@ mod acquire;
 #[cfg(feature = "std")]
 mod blocking;
 mod config;
+#[cfg(all(test, not(loom)))]
+mod corrupt_tests;
 mod outcome;
 mod permit;
 mod release;

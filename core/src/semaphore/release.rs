@@ -3,23 +3,41 @@
 
 use super::Semaphore;
 use super::word::{GRANTED, WAITING, Word, before, slot_arrival, slot_status, with_status};
+use crate::corrupt::{Corrupt, MAX_RETRIES};
 use crate::sync::Ordering;
 
 impl<const Q: usize> Semaphore<Q> {
     /// Give a permit back: to the oldest live waiter if there is one, else to the
     /// pool. `false` (and nothing changed) when no permit is held.
+    ///
+    /// Should the semaphore's memory be corrupted (see
+    /// [`release_checked`](Self::release_checked)), the permit counts as given
+    /// back (`true`).
+    // Inline: the checked form is the same code; no call or nested result is
+    // left on the hot path of in-process callers.
+    #[inline]
     pub fn release(&self) -> bool {
+        self.release_checked().unwrap_or(true)
+    }
+
+    /// [`release`](Self::release) for a semaphore in memory others may write (a
+    /// shared region): [`Corrupt`] when its words kept a retry loop going past
+    /// [`MAX_RETRIES`] passes, which no number of honest callers does. Whether
+    /// the permit went anywhere is unspecified then.
+    #[inline]
+    pub fn release_checked(&self) -> Result<bool, Corrupt> {
         // Invariant: a grant is the slot's CAS from `WAITING`, so it reaches one
         // waiter that has not left, once; the waiter stays in `queued` and its
         // slot stays in use until the waiter acknowledges (`acknowledge`). The
         // pool gets the permit only by a CAS from the `state` read before a scan
         // that found no `WAITING` slot, so no waiter settled between the scan and
-        // the return (see `settle`).
-        loop {
+        // the return (see `settle`). A round fails only when another call
+        // changed the slot or `state` since it was read.
+        for _ in 0..MAX_RETRIES {
             let raw = self.state.load(Ordering::Acquire);
             let w = Word::unpack(raw);
             if w.active == 0 {
-                return false;
+                return Ok(false);
             }
             if w.queued > 0
                 && let Some((i, v)) = self.oldest_waiting()
@@ -36,8 +54,8 @@ impl<const Q: usize> Semaphore<Q> {
                     #[cfg(seawall_mutant = "sem_grant_frees_slot")]
                     // Mutant: the releaser counts the waiter out at the grant, so
                     // its slot may be reused before the waiter has polled.
-                    self.leave_queue();
-                    return true;
+                    self.leave_queue()?;
+                    return Ok(true);
                 }
                 continue;
             }
@@ -56,9 +74,10 @@ impl<const Q: usize> Semaphore<Q> {
                     ..w
                 },
             ) {
-                return true;
+                return Ok(true);
             }
         }
+        Err(Corrupt)
     }
 
     /// The `WAITING` slot with the oldest arrival, and its word.
@@ -78,12 +97,13 @@ impl<const Q: usize> Semaphore<Q> {
     }
 
     /// A waiter left the queue (acknowledged its grant, or cancelled): `queued − 1`.
-    pub(super) fn leave_queue(&self) {
+    pub(super) fn leave_queue(&self) -> Result<(), Corrupt> {
         // Invariant: `queued` counts waiters that have not left; each leaves once,
         // after its slot's CAS out of `WAITING` (cancel) or out of `GRANTED`
-        // (acknowledge), and this applies to the value read.
+        // (acknowledge), and this applies to the value read. The CAS fails only
+        // when another call changed `state`.
         let mut raw = self.state.load(Ordering::Acquire);
-        loop {
+        for _ in 0..MAX_RETRIES {
             let w = Word::unpack(raw);
             let next = Word {
                 queued: w.queued.wrapping_sub(1),
@@ -93,9 +113,10 @@ impl<const Q: usize> Semaphore<Q> {
                 .state
                 .compare_exchange(raw, next.pack(), Ordering::AcqRel, Ordering::Acquire)
             {
-                Ok(_) => return,
+                Ok(_) => return Ok(()),
                 Err(seen) => raw = seen,
             }
         }
+        Err(Corrupt)
     }
 }

@@ -4,6 +4,7 @@
 
 use super::word::{CANCELLED, FREE, GRANTED, WAITING, slot_generation, slot_status, with_status};
 use super::{CancelOutcome, Semaphore, Ticket, TicketState};
+use crate::corrupt::{Corrupt, MAX_RETRIES};
 use crate::sync::{AtomicU64, Ordering};
 
 impl<const Q: usize> Semaphore<Q> {
@@ -40,7 +41,7 @@ impl<const Q: usize> Semaphore<Q> {
     /// The waiter of a granted slot (word `v`) learns of its grant: `GRANTED →
     /// FREE`, then `queued − 1`. `false` if the slot is no longer `v` (the
     /// grant was acknowledged by a racing call for the same ticket).
-    pub(super) fn acknowledge(&self, slot: &AtomicU64, v: u64) -> bool {
+    pub(super) fn acknowledge(&self, slot: &AtomicU64, v: u64) -> Result<bool, Corrupt> {
         // Invariant: a slot leaves `GRANTED` only by this CAS, so exactly one
         // call acknowledges a grant and counts its waiter out of `queued`; until
         // then the slot is in use and no other waiter installs in it.
@@ -48,11 +49,11 @@ impl<const Q: usize> Semaphore<Q> {
             .compare_exchange(v, with_status(v, FREE), Ordering::AcqRel, Ordering::Acquire)
             .is_err()
         {
-            return false;
+            return Ok(false);
         }
         #[cfg(not(seawall_mutant = "sem_grant_frees_slot"))]
-        self.leave_queue();
-        true
+        self.leave_queue()?;
+        Ok(true)
     }
 
     /// Ticket `t`'s slot and the slot word just read, if that word is still of
@@ -83,34 +84,62 @@ impl<const Q: usize> Semaphore<Q> {
     /// Where ticket `t` stands. `Granted` is returned once: this poll
     /// acknowledged the grant, so the caller holds the permit now (release it
     /// with [`release`](Self::release)) and the ticket is finished.
+    ///
+    /// Should the semaphore's memory be corrupted (see
+    /// [`poll_checked`](Self::poll_checked)), the ticket reads `Unknown`.
     #[must_use = "a Granted poll hands over a permit that must be released"]
+    #[inline]
     pub fn poll(&self, t: Ticket) -> TicketState {
+        self.poll_checked(t).unwrap_or(TicketState::Unknown)
+    }
+
+    /// [`poll`](Self::poll) for a semaphore in memory others may write (a shared
+    /// region): [`Corrupt`] when `state` kept the acknowledgement's CAS loop
+    /// going past [`MAX_RETRIES`] passes. The slot has left `GRANTED` by then;
+    /// whether the caller holds a permit is unspecified.
+    #[must_use = "a Granted poll hands over a permit that must be released"]
+    #[inline]
+    pub fn poll_checked(&self, t: Ticket) -> Result<TicketState, Corrupt> {
         let Some((slot, v)) = self.live_slot(t) else {
-            return TicketState::Unknown;
+            return Ok(TicketState::Unknown);
         };
-        match slot_status(v) {
+        Ok(match slot_status(v) {
             WAITING => TicketState::Waiting,
-            GRANTED if self.acknowledge(slot, v) => TicketState::Granted,
+            GRANTED if self.acknowledge(slot, v)? => TicketState::Granted,
             CANCELLED => TicketState::Cancelled,
             _ => TicketState::Unknown,
-        }
+        })
     }
 
     /// The waiter of ticket `t` gives up (timeout or cancellation) and leaves the
     /// queue at once, freeing its slot. If a permit reached it and was not polled
     /// yet, the permit goes on to the next waiter or back to the pool.
+    ///
+    /// Should the semaphore's memory be corrupted (see
+    /// [`cancel_checked`](Self::cancel_checked)), the waiter counts as gone
+    /// (`Cancelled`).
+    #[inline]
     pub fn cancel(&self, t: Ticket) -> CancelOutcome {
+        self.cancel_checked(t).unwrap_or(CancelOutcome::Cancelled)
+    }
+
+    /// [`cancel`](Self::cancel) for a semaphore in memory others may write (a
+    /// shared region): [`Corrupt`] when the slot or `state` kept a retry loop
+    /// going past [`MAX_RETRIES`] passes. The waiter holds nothing then; whether
+    /// it left `queued` is unspecified.
+    pub fn cancel_checked(&self, t: Ticket) -> Result<CancelOutcome, Corrupt> {
         let Some((slot, g)) = self.locate(t) else {
-            return CancelOutcome::Unknown;
+            return Ok(CancelOutcome::Unknown);
         };
         let mut v = slot.load(Ordering::Acquire);
         // Invariant: only this waiter moves its slot out of WAITING other than a
         // release's grant; the CAS decides which of the two came first. A granted
         // slot keeps its generation until acknowledged, so a failed CAS re-reads
-        // the same wait.
-        loop {
+        // the same wait; it fails only when a grant (or a racing call for the
+        // same ticket) changed the slot, which happens once per wait.
+        for _ in 0..MAX_RETRIES {
             if !Self::same_wait(slot_generation(v), g) {
-                return CancelOutcome::Unknown;
+                return Ok(CancelOutcome::Unknown);
             }
             match slot_status(v) {
                 WAITING => {
@@ -118,8 +147,8 @@ impl<const Q: usize> Semaphore<Q> {
                     {
                         // Mutant: cancel by a blind store, over a grant made meanwhile.
                         slot.store(with_status(v, CANCELLED), Ordering::Release);
-                        self.leave_queue();
-                        return CancelOutcome::Cancelled;
+                        self.leave_queue()?;
+                        return Ok(CancelOutcome::Cancelled);
                     }
                     #[cfg(not(seawall_mutant = "sem_cancel_blind"))]
                     match slot.compare_exchange(
@@ -129,19 +158,20 @@ impl<const Q: usize> Semaphore<Q> {
                         Ordering::Acquire,
                     ) {
                         Ok(_) => {
-                            self.leave_queue();
-                            return CancelOutcome::Cancelled;
+                            self.leave_queue()?;
+                            return Ok(CancelOutcome::Cancelled);
                         }
                         Err(seen) => v = seen,
                     }
                 }
                 // Granted and not polled: take the permit, and pass it on.
-                GRANTED if self.acknowledge(slot, v) => {
-                    self.release();
-                    return CancelOutcome::PassedOn;
+                GRANTED if self.acknowledge(slot, v)? => {
+                    self.release_checked()?;
+                    return Ok(CancelOutcome::PassedOn);
                 }
-                _ => return CancelOutcome::Unknown,
+                _ => return Ok(CancelOutcome::Unknown),
             }
         }
+        Err(Corrupt)
     }
 }

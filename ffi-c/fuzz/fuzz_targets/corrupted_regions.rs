@@ -1,9 +1,11 @@
 //! Arbitrary region images through the C ABI (DESIGN §8: region content is
 //! untrusted input). A breaker (count or time window), health window, retry
-//! budget or retry throttle is built in caller memory, used a little, then has
-//! arbitrary bytes and words of its structure overwritten (for a breaker, its
-//! configuration only with values of the configuration's own type, so every enum
-//! and `Option` tag stays valid), and then runs an arbitrary sequence of calls.
+//! budget, retry throttle or semaphore is built in caller memory, used a little,
+//! then has arbitrary bytes and words of its structure overwritten (for a
+//! breaker, its configuration only with values of the configuration's own type,
+//! so every enum and `Option` tag stays valid; for a semaphore, optionally a run
+//! of its wait slots set to one status), and then runs an arbitrary sequence of
+//! calls.
 //!
 //! Fails on any call that returns `SEAWALL_STATUS_PANIC` (a panic was reachable
 //! from region content) or takes longer than [`CALL_BOUND`] (a loop over region
@@ -22,8 +24,13 @@ use seawall::capi::health::*;
 use seawall::capi::retry_budget::*;
 use seawall::capi::retry_throttle::*;
 use seawall::capi::seawall_status as S;
-use seawall_core::{BreakerConfig, CircuitBreaker, CountWindow, Ratio, TimeWindow, WindowConfig};
+use seawall::capi::semaphore::*;
+use seawall_core::{
+    BreakerConfig, CircuitBreaker, CountWindow, Ratio, Semaphore, SemaphoreConfig, TimeWindow,
+    WindowConfig,
+};
 use seawall_host::breaker::{COUNT_WINDOW_CAPACITY, CountCell, TIME_WINDOW_CAPACITY, TimeCell};
+use seawall_host::semaphore::{Cell as SemaphoreCell, SEMAPHORE_MAX_QUEUE};
 use seawall_host::shared::SharedRegion;
 
 /// No call may take longer, whatever the region holds: a bounded retry loop
@@ -37,6 +44,7 @@ enum Kind {
     Health,
     Budget,
     Throttle,
+    Semaphore,
 }
 
 #[derive(Arbitrary, Debug)]
@@ -130,6 +138,30 @@ enum Op {
     ThrottleSuccess,
     ThrottleFailure,
     Tokens,
+    SemAcquire {
+        priority: u8,
+        wait: bool,
+    },
+    SemPoll(u8),
+    SemCancel(u8),
+    SemRelease(u8),
+    /// A blocking acquire of at most `timeout_us` µs (`% 5000`).
+    SemWait {
+        priority: u8,
+        timeout_us: u16,
+    },
+    SemForge(u64),
+    SemObserve,
+    SemReclaim,
+}
+
+/// The first `count` wait slots of a semaphore all set to `status % 4` (the
+/// other bits from `noise`), as a process writing garbage in a loop leaves them.
+#[derive(Arbitrary, Debug)]
+struct SlotFill {
+    status: u8,
+    count: u16,
+    noise: u64,
 }
 
 #[derive(Arbitrary, Debug)]
@@ -138,6 +170,7 @@ struct Input {
     warmup: u8,
     hits: Vec<Hit>,
     breaker_config: Option<RawBreakerConfig>,
+    slot_fill: Option<SlotFill>,
     ops: Vec<Op>,
 }
 
@@ -218,9 +251,39 @@ fn layout(kind: &Kind) -> (usize, usize, (usize, usize)) {
             let o = SharedRegion::<seawall_core::RetryThrottle>::VALUE_OFFSET;
             (o, o + size_of::<seawall_core::RetryThrottle>(), (0, 0))
         }
+        Kind::Semaphore => {
+            let o = SharedRegion::<SemaphoreCell>::VALUE_OFFSET;
+            (o, o + size_of::<SemaphoreCell>(), (0, 0))
+        }
     }
 }
 
+/// Offset of the first wait slot of a semaphore region: the core semaphore is
+/// the cell's first field (`#[repr(C)]`), its `Q` slot words right before its
+/// configuration.
+fn semaphore_slots_at() -> usize {
+    let core = Box::new(Semaphore::<SEMAPHORE_MAX_QUEUE>::new(semaphore_config()).unwrap());
+    let config_at = ptr::from_ref(core.config()) as usize - ptr::from_ref(&*core) as usize;
+    SharedRegion::<SemaphoreCell>::VALUE_OFFSET + config_at - 8 * SEMAPHORE_MAX_QUEUE
+}
+
+fn semaphore_config() -> SemaphoreConfig {
+    SemaphoreConfig {
+        max_concurrent: 3,
+        max_queue: 8,
+        ..SemaphoreConfig::DEFAULT
+    }
+}
+
+fn fill_slots(mem: &Memory, fill: &SlotFill) {
+    let at = semaphore_slots_at();
+    let n = usize::from(fill.count) % (SEMAPHORE_MAX_QUEUE + 1);
+    for i in 0..n {
+        let v = (fill.noise.rotate_left(i as u32) & !3) | u64::from(fill.status % 4);
+        // SAFETY: slot `i`'s place in the region, 8-aligned; nothing else runs.
+        unsafe { mem.ptr.add(at + 8 * i).cast::<u64>().write(v) };
+    }
+}
 fn count_config() -> BreakerConfig {
     BreakerConfig {
         window: WindowConfig::Count { size: 8 },
@@ -323,6 +386,7 @@ struct Handles {
     health: *mut seawall_health,
     budget: *mut seawall_retry_budget,
     throttle: *mut seawall_retry_throttle,
+    semaphore: *mut seawall_semaphore,
 }
 
 impl Drop for Handles {
@@ -333,6 +397,7 @@ impl Drop for Handles {
             seawall_health_free(self.health);
             seawall_retry_budget_free(self.budget);
             seawall_retry_throttle_free(self.throttle);
+            seawall_semaphore_free(self.semaphore);
         }
     }
 }
@@ -346,6 +411,7 @@ fuzz_target!(|input: Input| {
             seawall_retry_throttle_size(),
             seawall_retry_throttle_align(),
         ),
+        Kind::Semaphore => (seawall_semaphore_size(), seawall_semaphore_align()),
     };
     let mem = Memory::new(size, align);
     let m = mem.ptr.cast();
@@ -354,6 +420,7 @@ fuzz_target!(|input: Input| {
         health: ptr::null_mut(),
         budget: ptr::null_mut(),
         throttle: ptr::null_mut(),
+        semaphore: ptr::null_mut(),
     };
     // SAFETY: fresh memory of the advertised size and alignment, ours alone; valid
     // config and out pointers.
@@ -384,12 +451,22 @@ fuzz_target!(|input: Input| {
                 let c = seawall_retry_throttle_config_default();
                 seawall_retry_throttle_init_in(m, size, &c, &mut h.throttle)
             }
+            Kind::Semaphore => {
+                let c = seawall_semaphore_config {
+                    max_concurrent: 3,
+                    max_queue: 8,
+                    ..seawall_semaphore_config_default()
+                };
+                seawall_semaphore_init_in(m, size, &c, &mut h.semaphore)
+            }
         }
     };
     assert_eq!(built, S::Ok);
 
     let mut now = 1_000_000u64;
     let mut held: Vec<seawall_permit> = Vec::new();
+    let mut sem_held: Vec<seawall_semaphore_permit> = Vec::new();
+    let mut sem_waiting: Vec<seawall_semaphore_ticket> = Vec::new();
     let warmup = input.warmup % 32;
     // SAFETY (every call below): live handles (or NULL for the other kinds,
     // which the calls refuse), valid out pointers.
@@ -410,6 +487,25 @@ fuzz_target!(|input: Input| {
             let _ = seawall_health_record(h.health, SEAWALL_OUTCOME_SUCCESS, i * 1_000, now);
             let _ = seawall_retry_budget_deposit(h.budget, now);
             let _ = seawall_retry_throttle_record_success(h.throttle);
+            // Permits held, waiters queued and some of them granted.
+            if !h.semaphore.is_null() {
+                let mut p = std::mem::zeroed::<seawall_semaphore_permit>();
+                let mut t = std::mem::zeroed::<seawall_semaphore_ticket>();
+                match seawall_semaphore_acquire_or_enqueue(
+                    h.semaphore,
+                    SEAWALL_PRIORITY_NORMAL,
+                    &mut p,
+                    &mut t,
+                    ptr::null_mut(),
+                ) {
+                    S::Ok if i % 4 == 0 => {
+                        let _ = seawall_semaphore_release(h.semaphore, p);
+                    }
+                    S::Ok => sem_held.push(p),
+                    S::Queued => sem_waiting.push(t),
+                    _ => {}
+                }
+            }
         }
     }
 
@@ -425,6 +521,9 @@ fuzz_target!(|input: Input| {
                     .write_unaligned(raw.config())
             };
         }
+    }
+    if let (Kind::Semaphore, Some(fill)) = (&input.kind, &input.slot_fill) {
+        fill_slots(&mem, fill);
     }
 
     for op in input.ops.iter().take(256) {
@@ -529,6 +628,108 @@ fuzz_target!(|input: Input| {
                         seawall_retry_throttle_tokens(h.throttle, &mut t, &mut ok)
                     });
                 }
+                Op::SemAcquire { priority, wait } if !h.semaphore.is_null() => {
+                    let mut p = std::mem::zeroed::<seawall_semaphore_permit>();
+                    let mut t = std::mem::zeroed::<seawall_semaphore_ticket>();
+                    let mut r = std::mem::zeroed::<seawall_semaphore_rejection>();
+                    let prio = u32::from(priority % 4);
+                    let got = if wait {
+                        timed("semaphore acquire_or_enqueue", || {
+                            seawall_semaphore_acquire_or_enqueue(
+                                h.semaphore,
+                                prio,
+                                &mut p,
+                                &mut t,
+                                &mut r,
+                            )
+                        })
+                    } else {
+                        timed("semaphore try_acquire", || {
+                            seawall_semaphore_try_acquire(h.semaphore, prio, &mut p, &mut r)
+                        })
+                    };
+                    match got {
+                        S::Ok => sem_held.push(p),
+                        S::Queued => sem_waiting.push(t),
+                        _ => {}
+                    }
+                }
+                Op::SemPoll(which) if !sem_waiting.is_empty() => {
+                    let i = usize::from(which) % sem_waiting.len();
+                    let mut p = std::mem::zeroed::<seawall_semaphore_permit>();
+                    match timed("semaphore poll", || {
+                        seawall_semaphore_poll(h.semaphore, sem_waiting[i], &mut p)
+                    }) {
+                        S::Waiting => {}
+                        S::Ok => {
+                            sem_waiting.swap_remove(i);
+                            sem_held.push(p);
+                        }
+                        _ => {
+                            sem_waiting.swap_remove(i);
+                        }
+                    }
+                }
+                Op::SemCancel(which) if !sem_waiting.is_empty() => {
+                    let t = sem_waiting.swap_remove(usize::from(which) % sem_waiting.len());
+                    timed("semaphore cancel", || {
+                        seawall_semaphore_cancel(h.semaphore, t)
+                    });
+                }
+                Op::SemRelease(which) if !sem_held.is_empty() => {
+                    let p = sem_held.swap_remove(usize::from(which) % sem_held.len());
+                    timed("semaphore release", || {
+                        seawall_semaphore_release(h.semaphore, p)
+                    });
+                }
+                Op::SemWait {
+                    priority,
+                    timeout_us,
+                } if !h.semaphore.is_null() => {
+                    let mut p = std::mem::zeroed::<seawall_semaphore_permit>();
+                    let timeout_ns = u64::from(timeout_us % 5000) * 1000;
+                    let prio = u32::from(priority % 4);
+                    if timed("semaphore acquire_timeout", || {
+                        seawall_semaphore_acquire_timeout(
+                            h.semaphore,
+                            prio,
+                            timeout_ns,
+                            &mut p,
+                            ptr::null_mut(),
+                        )
+                    }) == S::Ok
+                    {
+                        sem_held.push(p);
+                    }
+                }
+                Op::SemForge(id) if !h.semaphore.is_null() => {
+                    let mut p = std::mem::zeroed::<seawall_semaphore_permit>();
+                    timed("semaphore poll of a forged ticket", || {
+                        seawall_semaphore_poll(h.semaphore, seawall_semaphore_ticket { id }, &mut p)
+                    });
+                    timed("semaphore cancel of a forged ticket", || {
+                        seawall_semaphore_cancel(h.semaphore, seawall_semaphore_ticket { id })
+                    });
+                    timed("semaphore release of a forged permit", || {
+                        seawall_semaphore_release(h.semaphore, seawall_semaphore_permit { id })
+                    });
+                }
+                Op::SemObserve if !h.semaphore.is_null() => {
+                    let mut snap = std::mem::zeroed::<seawall_semaphore_snapshot>();
+                    let mut limit = 0u32;
+                    timed("semaphore snapshot", || {
+                        seawall_semaphore_get_snapshot(h.semaphore, &mut snap)
+                    });
+                    timed("semaphore limit", || {
+                        seawall_semaphore_limit(h.semaphore, SEAWALL_PRIORITY_LOW, &mut limit)
+                    });
+                }
+                Op::SemReclaim if !h.semaphore.is_null() => {
+                    let (mut permits, mut tickets) = (0u64, 0u64);
+                    timed("semaphore reclaim", || {
+                        seawall_semaphore_reclaim_abandoned(h.semaphore, &mut permits, &mut tickets)
+                    });
+                }
                 _ => {}
             }
         }
@@ -537,6 +738,18 @@ fuzz_target!(|input: Input| {
         // SAFETY: live handle.
         timed("final record", || unsafe {
             seawall_breaker_record(h.breaker, p, SEAWALL_OUTCOME_SUCCESS, 1, now)
+        });
+    }
+    for t in sem_waiting {
+        // SAFETY: live handle.
+        timed("final cancel", || unsafe {
+            seawall_semaphore_cancel(h.semaphore, t)
+        });
+    }
+    for p in sem_held {
+        // SAFETY: live handle.
+        timed("final release", || unsafe {
+            seawall_semaphore_release(h.semaphore, p)
         });
     }
     drop(h);

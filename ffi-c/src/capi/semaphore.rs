@@ -5,7 +5,7 @@ use core::ffi::c_void;
 use std::ffi::c_char;
 use std::time::Duration;
 
-use seawall_core::{Priority, PriorityShares, Ratio, RejectReason, SemaphoreConfig};
+use seawall_core::{Corrupt, Priority, PriorityShares, Ratio, RejectReason, SemaphoreConfig};
 
 use super::common::SEAWALL_NONE;
 use super::{
@@ -465,7 +465,9 @@ unsafe fn acquire_failure(
 /// Take a permit now for `priority` if one is free and nobody waits; never
 /// waits. Returns `SEAWALL_STATUS_OK` with the permit in `*out_permit`, or
 /// `SEAWALL_STATUS_REJECTED` with the reason and occupancy in `*out_rejection`
-/// when that is not NULL. Lock-free, no allocation.
+/// when that is not NULL, or `SEAWALL_STATUS_REGION_CORRUPT` when a shared
+/// semaphore's memory holds values seawall never writes (no permit is held
+/// then). Lock-free, no allocation.
 ///
 /// # Safety
 /// `semaphore` is NULL or a live handle; `out_permit` is NULL or writable;
@@ -482,7 +484,7 @@ pub unsafe extern "C" fn seawall_semaphore_try_acquire(
         let s = unsafe { handle(semaphore) }?;
         let p = self::priority(priority)?;
         let permit_out = out(out_permit, "out_permit")?;
-        match s.try_acquire(p) {
+        match s.try_acquire_checked(p)? {
             Ok(permit) => {
                 // SAFETY: checked non-NULL, writable per the caller.
                 unsafe { put(permit_out, seawall_semaphore_permit { id: permit.id }) };
@@ -498,7 +500,9 @@ pub unsafe extern "C" fn seawall_semaphore_try_acquire(
 /// `SEAWALL_STATUS_OK` with `*out_permit`, `SEAWALL_STATUS_QUEUED` with
 /// `*out_ticket` (poll it until granted, or cancel it), or
 /// `SEAWALL_STATUS_REJECTED` (shed, or full) with `*out_rejection` when that is
-/// not NULL. A shed priority never queues. Lock-free, no allocation.
+/// not NULL. A shed priority never queues. `SEAWALL_STATUS_REGION_CORRUPT`: a
+/// shared semaphore's memory holds values seawall never writes (no permit or
+/// ticket is held then). Lock-free, no allocation.
 ///
 /// # Safety
 /// `semaphore` is NULL or a live handle; `out_permit` and `out_ticket` are NULL or
@@ -517,7 +521,7 @@ pub unsafe extern "C" fn seawall_semaphore_acquire_or_enqueue(
         let p = self::priority(priority)?;
         let permit_out = out(out_permit, "out_permit")?;
         let ticket_out = out(out_ticket, "out_ticket")?;
-        match s.acquire_or_enqueue(p) {
+        match s.acquire_or_enqueue_checked(p)? {
             Ok(Acquired::Admitted(permit)) => {
                 // SAFETY: checked non-NULL, writable per the caller.
                 unsafe { put(permit_out, seawall_semaphore_permit { id: permit.id }) };
@@ -539,7 +543,9 @@ pub unsafe extern "C" fn seawall_semaphore_acquire_or_enqueue(
 /// up), `SEAWALL_STATUS_WAITING` while it waits, `SEAWALL_STATUS_UNKNOWN_TICKET`
 /// for a ticket that is not waiting (taken already, cancelled, reclaimed). A
 /// ticket of no slot of this semaphore is `SEAWALL_STATUS_INVALID_ARGUMENT`.
-/// Lock-free, no allocation.
+/// `SEAWALL_STATUS_REGION_CORRUPT`: a shared semaphore's memory holds values
+/// seawall never writes (the ticket is used up; whether its permit is held is
+/// unspecified). Lock-free, no allocation.
 ///
 /// # Safety
 /// `semaphore` is NULL or a live handle; `out_permit` is NULL or writable.
@@ -554,7 +560,10 @@ pub unsafe extern "C" fn seawall_semaphore_poll(
         // SAFETY: the caller's promise on `semaphore`.
         let s = unsafe { handle(semaphore) }?;
         let permit_out = out(out_permit, "out_permit")?;
-        match s.poll(Ticket { id: ticket.id }).map_err(ticket_failure)? {
+        match s
+            .poll_checked(Ticket { id: ticket.id })?
+            .map_err(ticket_failure)?
+        {
             Polled::Waiting => Ok(seawall_status::Waiting),
             Polled::Granted(p) => {
                 // SAFETY: checked non-NULL, writable per the caller.
@@ -570,7 +579,9 @@ pub unsafe extern "C" fn seawall_semaphore_poll(
 /// a permit reached it in the same instant (that permit went on to the next
 /// waiter or back to the pool: the caller holds nothing either way). A ticket
 /// that is not waiting is `SEAWALL_STATUS_UNKNOWN_TICKET` and changes nothing.
-/// Lock-free, no allocation.
+/// `SEAWALL_STATUS_REGION_CORRUPT`: a shared semaphore's memory holds values
+/// seawall never writes (the ticket is used up, nothing is held). Lock-free, no
+/// allocation.
 ///
 /// # Safety
 /// `semaphore` is NULL or a live handle. Thread-safe.
@@ -583,7 +594,10 @@ pub unsafe extern "C" fn seawall_semaphore_cancel(
         // SAFETY: the caller's promise on `semaphore`.
         let s = unsafe { handle(semaphore) }?;
         Ok(
-            match s.cancel(Ticket { id: ticket.id }).map_err(ticket_failure)? {
+            match s
+                .cancel_checked(Ticket { id: ticket.id })?
+                .map_err(ticket_failure)?
+            {
                 Cancelled::Cancelled => seawall_status::Cancelled,
                 Cancelled::PassedOn => seawall_status::PassedOn,
             },
@@ -595,7 +609,9 @@ pub unsafe extern "C" fn seawall_semaphore_cancel(
 /// to the pool. A permit works once: a second release returns
 /// `SEAWALL_STATUS_PERMIT_ALREADY_USED` and changes nothing; an id of no permit
 /// of this semaphore (or of a ticket still waiting) is
-/// `SEAWALL_STATUS_INVALID_ARGUMENT`. Lock-free, no allocation.
+/// `SEAWALL_STATUS_INVALID_ARGUMENT`. `SEAWALL_STATUS_REGION_CORRUPT`: a shared
+/// semaphore's memory holds values seawall never writes (the permit is used up;
+/// where it went is unspecified). Lock-free, no allocation.
 ///
 /// # Safety
 /// `semaphore` is NULL or a live handle. Thread-safe; the permit may come from
@@ -608,7 +624,7 @@ pub unsafe extern "C" fn seawall_semaphore_release(
     guard(|| {
         // SAFETY: the caller's promise on `semaphore`.
         let s = unsafe { handle(semaphore) }?;
-        s.release(Permit { id: permit.id })
+        s.release_checked(Permit { id: permit.id })?
             .map_err(permit_failure)?;
         Ok(seawall_status::Ok)
     })
@@ -620,6 +636,9 @@ pub unsafe extern "C" fn seawall_semaphore_release(
 /// `SEAWALL_STATUS_WAIT_TIMED_OUT` when the time ran out (the waiter left the
 /// queue; nothing is held). `timeout_ns` 0 never queues (like
 /// `seawall_semaphore_try_acquire`); `SEAWALL_NONE` waits without limit.
+/// `SEAWALL_STATUS_REGION_CORRUPT` when a shared semaphore's memory holds values
+/// seawall never writes (nothing is held); whatever it holds, the call returns
+/// by its deadline.
 ///
 /// The wait is a bounded poll-and-park loop, not a futex: a few polls with
 /// `sched_yield`, then sleeps doubling from 20 µs to 1 ms (never past the
@@ -661,6 +680,7 @@ pub unsafe extern "C" fn seawall_semaphore_acquire_timeout(
                 seawall_status::UnknownTicket,
                 "the waiting ticket was reclaimed by another process (as if this one had died): nothing is held",
             )),
+            Err(WaitError::RegionCorrupt) => Err(Corrupt.into()),
         }
     })
 }

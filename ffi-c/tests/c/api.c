@@ -1887,6 +1887,72 @@ static void abandoned_semaphore_holders(void) {
  * permit slot's "held" bit clear (so a permit is still claimed) and the state
  * word reads as closed, so the record reaches the count window, whose size now
  * reads 0xFEFEFEFE; 0xFF makes the health window's bucket count 0xFFFFFFFF. */
+/* A shared semaphore whose wait slots all read WAITING while its only permit is
+ * held and no waiter is counted: no honest state has a waiting slot nobody
+ * counts, and an arrival finds no free slot to wait in. Enqueueing and a 10 ms
+ * wait must each answer SEAWALL_STATUS_REGION_CORRUPT within a second and print
+ * nothing, instead of searching for a slot for ever. The state word is the
+ * first word the acquire changes (the core semaphore comes first in the
+ * region); every word after it gets `WAITING | arrival 2 << 32`, which also
+ * reads as max_concurrent 1 and max_queue 2 where the configuration lies. */
+static void corrupted_semaphore_region(void) {
+  size_t size = seawall_semaphore_size(), at = 0, i;
+  seawall_semaphore_config sc = seawall_semaphore_config_default();
+  seawall_semaphore *s = NULL;
+  seawall_semaphore_permit held, p;
+  seawall_semaphore_ticket t;
+  seawall_status enq, wait;
+  unsigned char *mem = NULL, *before = malloc(size);
+  uint64_t t0, elapsed_ns, waiting = 1ull | (2ull << 32);
+  FILE *capture = tmpfile();
+  char said[512];
+  size_t n;
+  int saved;
+
+  CHECK(capture != NULL && before != NULL);
+  if (capture == NULL || before == NULL) return;
+  sc.max_concurrent = 1;
+  sc.max_queue = 2;
+  CHECK(posix_memalign((void **)&mem, seawall_semaphore_align(), size) == 0);
+  memset(mem, 0, size); /* padding the region never writes compares equal too */
+  CHECK_STATUS(seawall_semaphore_init_in(mem, size, &sc, &s), SEAWALL_STATUS_OK);
+  memcpy(before, mem, size);
+  CHECK_STATUS(seawall_semaphore_try_acquire(s, SEAWALL_PRIORITY_NORMAL, &held, NULL),
+               SEAWALL_STATUS_OK);
+  while (at < size && mem[at] == before[at]) at++;
+  CHECK(at < size && at % 16 == 0);
+  for (i = at + 16; i + 8 <= size; i += 8) memcpy(mem + i, &waiting, 8);
+
+  fflush(stderr);
+  saved = dup(2);
+  dup2(fileno(capture), 2);
+  alarm(30); /* a call that hangs for good ends the test (SIGALRM) */
+  t0 = c_monotonic_ns();
+  enq = seawall_semaphore_acquire_or_enqueue(s, SEAWALL_PRIORITY_NORMAL, &p, &t, NULL);
+  wait = seawall_semaphore_acquire_timeout(s, SEAWALL_PRIORITY_NORMAL, 10 * MS, &p, NULL);
+  elapsed_ns = c_monotonic_ns() - t0;
+  alarm(0);
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+
+  CHECK_STATUS(enq, SEAWALL_STATUS_REGION_CORRUPT);
+  CHECK_STATUS(wait, SEAWALL_STATUS_REGION_CORRUPT);
+  CHECK(elapsed_ns < 1 * SEC);
+  fseek(capture, 0, SEEK_END);
+  CHECK(ftell(capture) == 0);
+  if (ftell(capture) != 0) {
+    rewind(capture);
+    n = fread(said, 1, sizeof said - 1, capture);
+    said[n] = '\0';
+    fprintf(stderr, "a call on a corrupted semaphore printed: %s\n", said);
+  }
+  fclose(capture);
+  seawall_semaphore_free(s);
+  free(mem);
+  free(before);
+}
+
 static void corrupted_regions(void) {
   size_t bsize = seawall_breaker_size(), hsize = seawall_health_size();
   seawall_breaker_config bc = count_config(4, 4);
@@ -1954,6 +2020,7 @@ static void corrupted_regions(void) {
   seawall_health_free(h);
   free(bmem);
   free(hmem);
+  corrupted_semaphore_region();
 }
 
 /* Every reserved field of an input is refused unless zero (DESIGN §8): a

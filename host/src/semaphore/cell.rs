@@ -29,8 +29,8 @@
 use core::mem::MaybeUninit;
 
 use seawall_core::{
-    CancelOutcome, ConfigError, Field, Priority, Problem, RawAdmission, Semaphore, SemaphoreConfig,
-    SemaphoreRejected, SemaphoreSnapshot, Ticket as CoreTicket, TicketState,
+    CancelOutcome, ConfigError, Corrupt, Field, Priority, Problem, RawAdmission, Semaphore,
+    SemaphoreConfig, SemaphoreRejected, SemaphoreSnapshot, Ticket as CoreTicket, TicketState,
 };
 
 use crate::holders::{HolderError, HolderTable};
@@ -157,41 +157,72 @@ impl<const Q: usize, const N: usize> SemaphoreCell<Q, N> {
         self.holders.outstanding()
     }
 
-    /// A permit now for priority `p`, or the rejection; never waits.
+    /// A permit now for priority `p`, or the rejection; never waits. A
+    /// corrupted shared region refuses it as full (see
+    /// [`try_acquire_checked`](Self::try_acquire_checked)).
+    #[inline]
     pub fn try_acquire(&self, p: Priority) -> Result<Permit, AcquireError> {
-        match self.sem.acquire_raw(p, false) {
-            Ok(RawAdmission::Admitted) => self.hold(),
+        self.try_acquire_checked(p)
+            .unwrap_or_else(|Corrupt| Err(AcquireError::Rejected(self.full())))
+    }
+
+    /// [`try_acquire`](Self::try_acquire), telling a corrupted shared region
+    /// apart: [`Corrupt`] when the core semaphore's words hold what seawall
+    /// never writes or kept a retry loop going past its bound (what the call
+    /// did to the core is unspecified then; it holds no holder slot).
+    #[inline]
+    pub fn try_acquire_checked(
+        &self,
+        p: Priority,
+    ) -> Result<Result<Permit, AcquireError>, Corrupt> {
+        Ok(match self.sem.acquire_raw_checked(p, false)? {
+            Ok(RawAdmission::Admitted) => self.hold()?,
             // `wait = false` never queues; were it to, leaving is the answer.
             Ok(RawAdmission::Queued(t)) => {
-                let _ = self.sem.cancel(t);
+                self.sem.cancel_checked(t)?;
                 Err(AcquireError::Rejected(self.full()))
             }
             Err(r) => Err(AcquireError::Rejected(r)),
-        }
+        })
     }
 
     /// A permit now, or a place in the queue if there is room, for priority `p`.
+    /// A corrupted shared region refuses it as full (see
+    /// [`acquire_or_enqueue_checked`](Self::acquire_or_enqueue_checked)).
+    #[inline]
     pub fn acquire_or_enqueue(&self, p: Priority) -> Result<Acquired, AcquireError> {
-        match self.sem.acquire_raw(p, true) {
-            Ok(RawAdmission::Admitted) => self.hold().map(Acquired::Admitted),
+        self.acquire_or_enqueue_checked(p)
+            .unwrap_or_else(|Corrupt| Err(AcquireError::Rejected(self.full())))
+    }
+
+    /// [`acquire_or_enqueue`](Self::acquire_or_enqueue), telling a corrupted
+    /// shared region apart: [`Corrupt`] as for
+    /// [`try_acquire_checked`](Self::try_acquire_checked).
+    #[inline]
+    pub fn acquire_or_enqueue_checked(
+        &self,
+        p: Priority,
+    ) -> Result<Result<Acquired, AcquireError>, Corrupt> {
+        Ok(match self.sem.acquire_raw_checked(p, true)? {
+            Ok(RawAdmission::Admitted) => self.hold()?.map(Acquired::Admitted),
             Ok(RawAdmission::Queued(t)) => {
                 let Some(id) = (0..3).find_map(|_| self.holders.claim_waiting(t.id)) else {
                     // Leave the queue (a permit granted meanwhile is passed on).
-                    let _ = self.sem.cancel(t);
-                    return Err(AcquireError::PermitsExhausted);
+                    self.sem.cancel_checked(t)?;
+                    return Ok(Err(AcquireError::PermitsExhausted));
                 };
                 Ok(Acquired::Queued(Ticket { id }))
             }
             Err(r) => Err(AcquireError::Rejected(r)),
-        }
+        })
     }
 
-    fn hold(&self) -> Result<Permit, AcquireError> {
+    fn hold(&self) -> Result<Result<Permit, AcquireError>, Corrupt> {
         let Some(id) = (0..3).find_map(|_| self.holders.claim_held()) else {
-            self.sem.release();
-            return Err(AcquireError::PermitsExhausted);
+            self.sem.release_checked()?;
+            return Ok(Err(AcquireError::PermitsExhausted));
         };
-        Ok(Permit { id })
+        Ok(Ok(Permit { id }))
     }
 
     fn full(&self) -> SemaphoreRejected {
@@ -203,31 +234,61 @@ impl<const Q: usize, const N: usize> SemaphoreCell<Q, N> {
         }
     }
 
-    /// Give permit `p` back once: to the oldest waiter, or to the pool.
+    /// Give permit `p` back once: to the oldest waiter, or to the pool. In a
+    /// corrupted shared region the permit counts as given back (see
+    /// [`release_checked`](Self::release_checked)).
     pub fn release(&self, p: Permit) -> Result<(), HolderError> {
-        self.holders.release(p.id)?;
+        self.release_checked(p).unwrap_or(Ok(()))
+    }
+
+    /// [`release`](Self::release), telling a corrupted shared region apart:
+    /// [`Corrupt`] when the core semaphore's words kept its release going past
+    /// its bound. The permit's holder slot is given back by then; where the
+    /// core's permit went is unspecified.
+    pub fn release_checked(&self, p: Permit) -> Result<Result<(), HolderError>, Corrupt> {
+        if let Err(e) = self.holders.release(p.id) {
+            return Ok(Err(e));
+        }
         // The slot stood for one permit the core counts: exactly this one goes.
-        self.sem.release();
-        Ok(())
+        self.sem.release_checked()?;
+        Ok(Ok(()))
     }
 
     /// Where ticket `t` stands; once granted, the caller holds the permit with the
-    /// same id and the ticket is used up.
+    /// same id and the ticket is used up. In a corrupted shared region the
+    /// ticket reads as gone ([`HolderError::UnknownTicket`], see
+    /// [`poll_checked`](Self::poll_checked)).
     pub fn poll(&self, t: Ticket) -> Result<Polled, HolderError> {
-        let core = self.holders.waiting_ticket(t.id)?;
+        self.poll_checked(t)
+            .unwrap_or(Err(HolderError::UnknownTicket))
+    }
+
+    /// [`poll`](Self::poll), telling a corrupted shared region apart:
+    /// [`Corrupt`] when the core's acknowledgement of a grant ran past its bound
+    /// or found the grant gone although the holder slot's CAS made this the
+    /// only call to take it (both only when others wrote the region). The ticket
+    /// is used up then; whether its permit is held is unspecified.
+    pub fn poll_checked(&self, t: Ticket) -> Result<Result<Polled, HolderError>, Corrupt> {
+        let core = match self.holders.waiting_ticket(t.id) {
+            Ok(core) => core,
+            Err(e) => return Ok(Err(e)),
+        };
         let ticket = CoreTicket { id: core };
-        match self.sem.peek(ticket) {
+        Ok(match self.sem.peek(ticket) {
             TicketState::Waiting => Ok(Polled::Waiting),
             TicketState::Granted => {
-                self.holders.grant(t.id, core)?;
+                if let Err(e) = self.holders.grant(t.id, core) {
+                    return Ok(Err(e));
+                }
                 // The slot CAS made this the only call that takes the grant.
-                let taken = self.sem.poll(ticket);
-                debug_assert_eq!(taken, TicketState::Granted);
+                if self.sem.poll_checked(ticket)? != TicketState::Granted {
+                    return Err(Corrupt);
+                }
                 Ok(Polled::Granted(Permit { id: t.id }))
             }
             // Cancelled by a racing cancel of this ticket after our read.
             TicketState::Cancelled | TicketState::Unknown => Err(HolderError::UnknownTicket),
-        }
+        })
     }
 
     /// Where ticket `t` stands, taking nothing: a granted ticket stays granted
@@ -242,11 +303,29 @@ impl<const Q: usize, const N: usize> SemaphoreCell<Q, N> {
     }
 
     /// Ticket `t` gives up and leaves the queue at once; a permit granted to it in
-    /// the same instant is passed on.
+    /// the same instant is passed on. In a corrupted shared region the waiter
+    /// counts as gone (see [`cancel_checked`](Self::cancel_checked)).
     pub fn cancel(&self, t: Ticket) -> Result<Cancelled, HolderError> {
-        let core = self.holders.waiting_ticket(t.id)?;
-        self.holders.cancel(t.id, core)?;
-        Ok(self.cancel_core(core))
+        self.cancel_checked(t).unwrap_or(Ok(Cancelled::Cancelled))
+    }
+
+    /// [`cancel`](Self::cancel), telling a corrupted shared region apart:
+    /// [`Corrupt`] when the core's cancel ran past its bound. The ticket is
+    /// used up and nothing is held then.
+    pub fn cancel_checked(&self, t: Ticket) -> Result<Result<Cancelled, HolderError>, Corrupt> {
+        let core = match self.holders.waiting_ticket(t.id) {
+            Ok(core) => core,
+            Err(e) => return Ok(Err(e)),
+        };
+        if let Err(e) = self.holders.cancel(t.id, core) {
+            return Ok(Err(e));
+        }
+        Ok(Ok(
+            match self.sem.cancel_checked(CoreTicket { id: core })? {
+                CancelOutcome::PassedOn => Cancelled::PassedOn,
+                CancelOutcome::Cancelled | CancelOutcome::Unknown => Cancelled::Cancelled,
+            },
+        ))
     }
 
     fn cancel_core(&self, core: u32) -> Cancelled {

@@ -4,7 +4,7 @@
 use core::ptr::NonNull;
 
 use seawall_core::{
-    CancelOutcome, ConfigError, Priority, RawAdmission, RejectReason, SemaphoreConfig,
+    CancelOutcome, ConfigError, Corrupt, Priority, RawAdmission, RejectReason, SemaphoreConfig,
     SemaphoreRejected, SemaphoreSnapshot, Ticket as CoreTicket, TicketState,
 };
 
@@ -347,6 +347,114 @@ impl Semaphore {
                 }
             }
             Store::Tracked(h) => h.cancel(t),
+        }
+    }
+}
+
+/// The forms that tell a corrupted shared region apart (DESIGN §8): each is its
+/// plain form, with [`Corrupt`] when the semaphore's words hold what seawall
+/// never writes or kept a retry loop going past its bound, which no honest use
+/// of the semaphore does. The plain forms turn it into their nearest answer: a
+/// refusal as full, a release done, a ticket gone, a waiter cancelled.
+impl Semaphore {
+    /// [`try_acquire`](Self::try_acquire), or [`Corrupt`]: no permit is held
+    /// then.
+    pub fn try_acquire_checked(
+        &self,
+        p: Priority,
+    ) -> Result<Result<Permit, AcquireError>, Corrupt> {
+        match &self.store {
+            Store::Untracked(r) => Ok(match each!(r, s => s.acquire_raw_checked(p, false))? {
+                Ok(RawAdmission::Admitted) => Ok(Permit { id: 0 }),
+                // `wait = false` never queues; were it to, leaving is the answer.
+                Ok(RawAdmission::Queued(t)) => {
+                    each!(r, s => s.cancel_checked(t))?;
+                    Err(AcquireError::Rejected(full(self.snapshot())))
+                }
+                Err(rej) => Err(AcquireError::Rejected(rej)),
+            }),
+            Store::Tracked(h) => h.try_acquire_checked(p),
+        }
+    }
+
+    /// [`acquire_or_enqueue`](Self::acquire_or_enqueue), or [`Corrupt`]: no
+    /// permit or ticket is held then.
+    pub fn acquire_or_enqueue_checked(
+        &self,
+        p: Priority,
+    ) -> Result<Result<Acquired, AcquireError>, Corrupt> {
+        match &self.store {
+            Store::Untracked(r) => Ok(match each!(r, s => s.acquire_raw_checked(p, true))? {
+                Ok(RawAdmission::Admitted) => Ok(Acquired::Admitted(Permit { id: 0 })),
+                Ok(RawAdmission::Queued(t)) => Ok(Acquired::Queued(Ticket {
+                    id: u64::from(t.id),
+                })),
+                Err(rej) => Err(AcquireError::Rejected(rej)),
+            }),
+            Store::Tracked(h) => h.acquire_or_enqueue_checked(p),
+        }
+    }
+
+    /// [`acquire`](Self::acquire), or [`Corrupt`].
+    pub fn acquire_checked(
+        &self,
+        p: Priority,
+        wait: bool,
+    ) -> Result<Result<Acquired, AcquireError>, Corrupt> {
+        if wait {
+            self.acquire_or_enqueue_checked(p)
+        } else {
+            Ok(self.try_acquire_checked(p)?.map(Acquired::Admitted))
+        }
+    }
+
+    /// [`release`](Self::release), or [`Corrupt`]: the permit is used up then;
+    /// where it went is unspecified.
+    pub fn release_checked(&self, p: Permit) -> Result<Result<(), HolderError>, Corrupt> {
+        match &self.store {
+            Store::Untracked(r) => Ok(if each!(r, s => s.release_checked())? {
+                Ok(())
+            } else {
+                Err(HolderError::AlreadyUsed)
+            }),
+            Store::Tracked(h) => h.release_checked(p),
+        }
+    }
+
+    /// [`poll`](Self::poll), or [`Corrupt`]: the ticket is used up then; whether
+    /// its permit is held is unspecified.
+    pub fn poll_checked(&self, t: Ticket) -> Result<Result<Polled, HolderError>, Corrupt> {
+        match &self.store {
+            Store::Untracked(r) => {
+                let Some(c) = core_ticket(t) else {
+                    return Ok(Err(HolderError::Foreign));
+                };
+                Ok(match each!(r, s => s.poll_checked(c))? {
+                    TicketState::Waiting => Ok(Polled::Waiting),
+                    TicketState::Granted => Ok(Polled::Granted(Permit { id: 0 })),
+                    TicketState::Cancelled => Err(HolderError::UnknownTicket),
+                    TicketState::Unknown => Err(HolderError::Foreign),
+                })
+            }
+            Store::Tracked(h) => h.poll_checked(t),
+        }
+    }
+
+    /// [`cancel`](Self::cancel), or [`Corrupt`]: the ticket is used up and
+    /// nothing is held then.
+    pub fn cancel_checked(&self, t: Ticket) -> Result<Result<Cancelled, HolderError>, Corrupt> {
+        match &self.store {
+            Store::Untracked(r) => {
+                let Some(c) = core_ticket(t) else {
+                    return Ok(Err(HolderError::UnknownTicket));
+                };
+                Ok(match each!(r, s => s.cancel_checked(c))? {
+                    CancelOutcome::Cancelled => Ok(Cancelled::Cancelled),
+                    CancelOutcome::PassedOn => Ok(Cancelled::PassedOn),
+                    CancelOutcome::Unknown => Err(HolderError::UnknownTicket),
+                })
+            }
+            Store::Tracked(h) => h.cancel_checked(t),
         }
     }
 }

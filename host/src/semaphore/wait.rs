@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use seawall_core::{Priority, SemaphoreRejected};
+use seawall_core::{Corrupt, Priority, SemaphoreRejected};
 
 use super::Semaphore;
 use super::cell::{AcquireError, Acquired, Cancelled, Permit, Polled, Ticket};
@@ -29,6 +29,15 @@ pub enum WaitError {
     /// The waiting ticket was taken by someone else (a reclaim that believed
     /// this process dead): nothing is held.
     TicketLost,
+    /// The shared region's semaphore holds what seawall never writes, or kept a
+    /// retry loop going past its bound ([`Corrupt`], DESIGN §8): nothing is held.
+    RegionCorrupt,
+}
+
+impl From<Corrupt> for WaitError {
+    fn from(Corrupt: Corrupt) -> Self {
+        Self::RegionCorrupt
+    }
 }
 
 impl Semaphore {
@@ -43,6 +52,10 @@ impl Semaphore {
     /// deadline. A grant is noticed within about 1 ms; until then the granted
     /// permit is held for this waiter. Host runtimes with an event loop
     /// should poll tickets themselves instead, every [`SHARED_WAIT_POLL`].
+    ///
+    /// Whatever a shared region holds, the call returns by the deadline (give
+    /// or take one poll, each bounded): a corrupted one is
+    /// [`WaitError::RegionCorrupt`].
     pub fn acquire_timeout(
         &self,
         p: Priority,
@@ -53,10 +66,10 @@ impl Semaphore {
             AcquireError::PermitsExhausted => WaitError::PermitsExhausted,
         };
         if timeout == Some(Duration::ZERO) {
-            return self.try_acquire(p).map_err(exhausted);
+            return self.try_acquire_checked(p)?.map_err(exhausted);
         }
         let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
-        let ticket = match self.acquire_or_enqueue(p).map_err(exhausted)? {
+        let ticket = match self.acquire_or_enqueue_checked(p)?.map_err(exhausted)? {
             Acquired::Admitted(permit) => return Ok(permit),
             Acquired::Queued(t) => t,
         };
@@ -67,17 +80,23 @@ impl Semaphore {
         let mut polls = 0u32;
         let mut nap = Duration::from_micros(20);
         loop {
-            match self.poll(ticket) {
-                Ok(Polled::Granted(permit)) => return Ok(permit),
-                Ok(Polled::Waiting) => {}
-                Err(_) => return Err(WaitError::TicketLost),
+            match self.poll_checked(ticket) {
+                Ok(Ok(Polled::Granted(permit))) => return Ok(permit),
+                Ok(Ok(Polled::Waiting)) => {}
+                Ok(Err(_)) => return Err(WaitError::TicketLost),
+                Err(Corrupt) => {
+                    // Leave the queue if the region still lets us; the answer is
+                    // the corruption either way.
+                    let _ = self.cancel_checked(ticket);
+                    return Err(WaitError::RegionCorrupt);
+                }
             }
             let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
             if left == Some(Duration::ZERO) {
                 // A permit granted in this same instant is passed on.
                 // Only this thread polls or cancels the ticket, so a cancel that
                 // fails means a reclaim by another process took it.
-                return match self.cancel(ticket) {
+                return match self.cancel_checked(ticket)? {
                     Ok(Cancelled::Cancelled | Cancelled::PassedOn) => Err(WaitError::TimedOut),
                     Err(_) => Err(WaitError::TicketLost),
                 };
