@@ -11,9 +11,18 @@
 //! are noticed by comparing the breaker's observed state and epoch (the host's
 //! transition word) after each operation, so changes made by other processes
 //! are seen too, and reported to a Python hook when one is set.
+//!
+//! What a thread or process that ends gives back (DESIGN §8): a permit object
+//! records itself as ignored when it is dropped, which a thread's end does for
+//! its frames, its `threading.local`s and its context (the `with breaker:`
+//! stack), and the interpreter's finalization for what is left. What it never
+//! drops is a permit held by a daemon thread stopped mid-call (the decorator's
+//! permit lives on that thread's stack) or by an object that outlives the
+//! interpreter, so [`give_back_at_exit`] (registered with `atexit`) gives back,
+//! as ignored, every permit this process still holds on a shared breaker.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -44,6 +53,40 @@ pub struct BreakerCore {
     /// The last state and epoch this process reported, as the host's
     /// transition word ([`Observed::word`]).
     last_seen: AtomicU64,
+}
+
+/// The shared breakers this process made, for [`give_back_at_exit`]: one entry
+/// per breaker made (never touched on the hot path), pruned as they go.
+static SHARED: Mutex<Vec<Weak<BreakerCore>>> = Mutex::new(Vec::new());
+
+fn remember_shared(core: &Arc<BreakerCore>) {
+    let mut shared = SHARED.lock().unwrap_or_else(PoisonError::into_inner);
+    shared.retain(|w| w.strong_count() > 0);
+    shared.push(Arc::downgrade(core));
+}
+
+/// Registered with `atexit`, which runs once the interpreter has joined its
+/// non-daemon threads: a permit this process still holds on a shared breaker
+/// then belongs to a daemon thread stopped mid-call or to an object that
+/// outlives the interpreter, and nothing will record it. Each is given back as
+/// ignored (a half-open probe among them frees the probe slot for every
+/// process). A holder that records after all is refused and counts nothing.
+/// The permit table's owner words name the process, so a `fork` child gives
+/// back only its own.
+#[pyfunction]
+pub fn give_back_at_exit(py: Python<'_>) {
+    let cores: Vec<_> = SHARED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .iter()
+        .filter_map(Weak::upgrade)
+        .collect();
+    for core in cores {
+        let now = core.clock.now_or(py, seawall_host::clock::monotonic_ns());
+        if core.breaker.reclaim_own(now) > 0 {
+            core.notice(py);
+        }
+    }
 }
 
 fn state_of(word: u64) -> &'static str {
@@ -97,7 +140,8 @@ impl BreakerCore {
     /// Python code must not run).
     fn record_quiet(&self, held: Permit, outcome: Outcome, duration: u64, now: u64) {
         // The permit objects guard single use, and a permit only ever goes back
-        // to the breaker that issued it: a failure here cannot happen.
+        // to the breaker that issued it: the one failure is a permit given back
+        // at exit meanwhile (`give_back_at_exit`), which counted it already.
         let _: Result<(), PermitError> = self.breaker.record(held, outcome, duration, now);
     }
 
@@ -309,9 +353,11 @@ impl Breaker {
         };
         core.last_seen
             .store(core.breaker.observe().word(), Ordering::Release);
-        Ok(Self {
-            core: Arc::new(core),
-        })
+        let core = Arc::new(core);
+        if core.breaker.is_shared() {
+            remember_shared(&core);
+        }
+        Ok(Self { core })
     }
 
     /// Acquire a permit now, or raise `CircuitOpenError`.

@@ -58,5 +58,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         seawall_host::options::STALE_CACHE_MAX_ENTRIES,
     )?;
     m.add_function(wrap_pyfunction!(config_fields, m)?)?;
+    // Not a name of the module: only the interpreter's exit calls it.
+    m.py().import("atexit")?.call_method1(
+        "register",
+        (wrap_pyfunction!(breaker::give_back_at_exit, m)?,),
+    )?;
     Ok(())
 }
