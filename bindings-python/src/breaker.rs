@@ -12,17 +12,11 @@
 //! transition word) after each operation, so changes made by other processes
 //! are seen too, and reported to a Python hook when one is set.
 //!
-//! What a thread or process that ends gives back (DESIGN §8): a permit object
-//! records itself as ignored when it is dropped, which a thread's end does for
-//! its frames, its `threading.local`s and its context (the `with breaker:`
-//! stack), and the interpreter's finalization for what is left. What it never
-//! drops is a permit held by a daemon thread stopped mid-call (the decorator's
-//! permit lives on that thread's stack) or by an object that outlives the
-//! interpreter, so [`give_back_at_exit`] (registered with `atexit`) gives back,
-//! as ignored, every permit this process still holds on a shared breaker.
+//! A permit dropped unrecorded (its thread ended, its process finalizes) is
+//! recorded as ignored; what is never dropped [`crate::at_exit`] gives back.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -53,40 +47,6 @@ pub struct BreakerCore {
     /// The last state and epoch this process reported, as the host's
     /// transition word ([`Observed::word`]).
     last_seen: AtomicU64,
-}
-
-/// The shared breakers this process made, for [`give_back_at_exit`]: one entry
-/// per breaker made (never touched on the hot path), pruned as they go.
-static SHARED: Mutex<Vec<Weak<BreakerCore>>> = Mutex::new(Vec::new());
-
-fn remember_shared(core: &Arc<BreakerCore>) {
-    let mut shared = SHARED.lock().unwrap_or_else(PoisonError::into_inner);
-    shared.retain(|w| w.strong_count() > 0);
-    shared.push(Arc::downgrade(core));
-}
-
-/// Registered with `atexit`, which runs once the interpreter has joined its
-/// non-daemon threads: a permit this process still holds on a shared breaker
-/// then belongs to a daemon thread stopped mid-call or to an object that
-/// outlives the interpreter, and nothing will record it. Each is given back as
-/// ignored (a half-open probe among them frees the probe slot for every
-/// process). A holder that records after all is refused and counts nothing.
-/// The permit table's owner words name the process, so a `fork` child gives
-/// back only its own.
-#[pyfunction]
-pub fn give_back_at_exit(py: Python<'_>) {
-    let cores: Vec<_> = SHARED
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .iter()
-        .filter_map(Weak::upgrade)
-        .collect();
-    for core in cores {
-        let now = core.clock.now_or(py, seawall_host::clock::monotonic_ns());
-        if core.breaker.reclaim_own(now) > 0 {
-            core.notice(py);
-        }
-    }
 }
 
 fn state_of(word: u64) -> &'static str {
@@ -141,7 +101,7 @@ impl BreakerCore {
     fn record_quiet(&self, held: Permit, outcome: Outcome, duration: u64, now: u64) {
         // The permit objects guard single use, and a permit only ever goes back
         // to the breaker that issued it: the one failure is a permit given back
-        // at exit meanwhile (`give_back_at_exit`), which counted it already.
+        // at exit meanwhile (`crate::at_exit`), which counted it already.
         let _: Result<(), PermitError> = self.breaker.record(held, outcome, duration, now);
     }
 
@@ -198,6 +158,16 @@ impl BreakerCore {
     /// The breaker's name, if it has one.
     pub fn name(&self) -> Option<&str> {
         self.name.as_deref()
+    }
+}
+
+impl crate::at_exit::GiveBack for BreakerCore {
+    /// Every permit this process still holds, recorded as ignored.
+    fn give_back(&self, py: Python<'_>) {
+        let now = self.clock.now_or(py, seawall_host::clock::monotonic_ns());
+        if self.breaker.reclaim_own(now) > 0 {
+            self.notice(py);
+        }
     }
 }
 
@@ -355,7 +325,7 @@ impl Breaker {
             .store(core.breaker.observe().word(), Ordering::Release);
         let core = Arc::new(core);
         if core.breaker.is_shared() {
-            remember_shared(&core);
+            crate::at_exit::remember(&core);
         }
         Ok(Self { core })
     }

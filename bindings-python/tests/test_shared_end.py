@@ -152,3 +152,47 @@ permit.success()
     m = b.metrics()
     assert m["state"] == "closed"
     assert (m["totals"]["successes"], m["totals"]["ignored"]) == (1, 0)
+
+
+# The shared bulkhead gives back the same way: a thread's `with pool:` permit
+# when the thread ends, and at exit what a daemon thread holds or waits for.
+
+
+@pytest.fixture
+def pool_region():
+    name = f"pytest-end-bh-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    yield name
+    seawall.Bulkhead.unlink_shared(name)
+
+
+def occupancy(pool):
+    m = pool.metrics()
+    return {k: m[k] for k in ("active", "queued", "permits_outstanding", "tickets_outstanding")}
+
+
+def test_a_thread_that_ends_inside_with_pool_gives_the_permit_back(pool_region):
+    pool = seawall.Bulkhead(1, max_queue=1, shared=pool_region)
+    _ends_holding(pool.__enter__)
+    assert occupancy(pool) == {"active": 0, "queued": 0, "permits_outstanding": 0, "tickets_outstanding": 0}
+
+
+def test_a_process_that_exits_while_daemon_threads_hold_and_wait_on_a_pool_gives_both_back(pool_region):
+    pool = seawall.Bulkhead(1, max_queue=1, shared=pool_region)
+    source = """
+import sys, threading, time, seawall
+pool = seawall.Bulkhead(1, max_queue=1, shared=sys.argv[1])
+
+@pool
+def call():
+    time.sleep(600)
+
+for _ in range(2):  # one holds the permit, the other waits in the queue
+    threading.Thread(target=call, daemon=True).start()
+while pool.metrics()["queued"] != 1:
+    time.sleep(0.005)
+assert pool.metrics()["active"] == 1
+"""
+    child = subprocess.run([sys.executable, "-c", source, pool_region], capture_output=True, text=True, timeout=60)
+    assert (child.returncode, child.stderr) == (0, "")
+    assert occupancy(pool) == {"active": 0, "queued": 0, "permits_outstanding": 0, "tickets_outstanding": 0}
+    assert pool.reclaim_abandoned() == (0, 0)

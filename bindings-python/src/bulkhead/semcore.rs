@@ -293,3 +293,14 @@ impl SemCore {
         }
     }
 }
+
+impl crate::at_exit::GiveBack for SemCore {
+    /// Every permit this process still holds released and every ticket it
+    /// still has cancelled; waiters of this process a release granted are woken.
+    fn give_back(&self, py: Python<'_>) {
+        let (permits, _) = py.detach(|| self.sem.reclaim_own());
+        if permits > 0 {
+            self.wake_granted(py);
+        }
+    }
+}
