@@ -10,6 +10,7 @@
 //! makes is remembered here, and [`give_back_at_exit`], registered with
 //! `atexit`, gives back what this process still holds of each.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use pyo3::prelude::*;
@@ -24,6 +25,17 @@ pub trait GiveBack: Send + Sync {
 /// The shared structures this process made: one entry per structure made
 /// (never touched on the hot path), pruned as they go.
 static SHARED: Mutex<Vec<Weak<dyn GiveBack>>> = Mutex::new(Vec::new());
+
+/// Set when [`give_back_at_exit`] starts; never cleared.
+static EXITING: AtomicBool = AtomicBool::new(false);
+
+/// Whether the interpreter is ending (its `atexit` handlers run). Only daemon
+/// threads are left then, and one that takes the GIL again is ended by
+/// `pthread_exit`, whose forced unwind through this library's frames would
+/// crash the process: a waiter that sees this flag sleeps for good instead.
+pub fn exiting() -> bool {
+    EXITING.load(Ordering::Acquire)
+}
 
 /// Remember `shared` for [`give_back_at_exit`].
 pub fn remember(shared: &Arc<impl GiveBack + 'static>) {
@@ -41,6 +53,8 @@ pub fn remember(shared: &Arc<impl GiveBack + 'static>) {
 /// name the process, so a `fork` child gives back only its own.
 #[pyfunction]
 pub fn give_back_at_exit(py: Python<'_>) {
+    // Before any give-back: a waiter it grants or cancels must not wake.
+    EXITING.store(true, Ordering::Release);
     let alive: Vec<_> = SHARED
         .lock()
         .unwrap_or_else(PoisonError::into_inner)

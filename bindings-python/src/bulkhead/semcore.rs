@@ -265,7 +265,14 @@ impl SemCore {
             if let Some(p) = self.poll_interval {
                 nap = nap.min(p);
             }
-            py.detach(|| parker.park_timeout(nap));
+            py.detach(|| {
+                parker.park_timeout(nap);
+                // A daemon thread at the interpreter's exit: never take the GIL
+                // again (see `crate::at_exit::exiting`); the process ends it.
+                while crate::at_exit::exiting() {
+                    std::thread::park();
+                }
+            });
             if let Err(e) = py.check_signals() {
                 self.abandon(py, t);
                 return Err(e);
