@@ -12,15 +12,24 @@
 //! overwritten while its permit is outstanding. **Record** returns the breaker's
 //! epoch after recording, so the JS layer notices a transition (its own or
 //! another process's) without another call.
+//!
+//! The same entry says whether this handle still holds that slot's permit and
+//! with which epoch, so a handle that goes away (its worker thread is
+//! terminated, its process exits, its wrapper is collected) records what it
+//! still holds as ignored (the `Drop` of its entry): a shared breaker's half-open
+//! probe held by a worker that ended is back at once, not after a reclaim. The
+//! handle tables are per thread, so their entries are dropped by the thread's
+//! exit (a worker's end) and by `exit()` (which runs the calling thread's
+//! thread-local destructors: the main thread's `process.exit`).
 
 use std::cell::Cell;
 
 use napi::bindgen_prelude::{Env, External};
 use napi_derive::napi;
-use seawall_core::{BreakerConfig, BreakerMetrics, WindowConfig};
+use seawall_core::{BreakerConfig, BreakerMetrics, Outcome, WindowConfig};
 use seawall_host::breaker::{AcquireError, Breaker, Permit};
 use seawall_host::clock::monotonic_ns;
-use seawall_host::permits::PERMIT_SLOTS;
+use seawall_host::permits::{PERMIT_SLOTS, PermitError};
 use seawall_host::shared::OpenOptions;
 
 use crate::boundary::{
@@ -122,11 +131,72 @@ pub fn breaker_config(c: &NativeBreakerConfig) -> Result<BreakerConfig> {
     Ok(cfg)
 }
 
-/// A breaker and, for one with a permit table (a shared one), the high halves
-/// of the permit ids this handle holds.
+/// A breaker and, for one with a permit table (a shared one), what this handle
+/// knows of the permits it was given.
 struct Inner {
     breaker: Breaker,
-    id_high: Option<Box<[Cell<u32>]>>,
+    holdings: Option<Holdings>,
+}
+
+/// Per permit slot, what this handle knows of the slot's permit: `tag (32) |
+/// epoch (30) | held (1)`, the tag being the high half of its id. The tag stays
+/// after the record, so a second record of the permit is refused as used.
+struct Holdings(Box<[Cell<u64>]>);
+
+const HELD: u64 = 1;
+const EPOCH_MASK: u64 = (1 << 30) - 1;
+
+impl Holdings {
+    fn new() -> Self {
+        Self((0..PERMIT_SLOTS).map(|_| Cell::new(0)).collect())
+    }
+
+    fn size(&self) -> usize {
+        self.0.len() * size_of::<Cell<u64>>()
+    }
+
+    /// Permit `p` (of slot `slot`) is held by this handle.
+    fn acquired(&self, slot: usize, p: Permit) {
+        let tag = p.id & !0xFFFF_FFFF;
+        self.0[slot].set(tag | ((u64::from(p.epoch) & EPOCH_MASK) << 1) | HELD);
+    }
+
+    /// The id of the permit of `slot` this handle was given last.
+    fn id(&self, slot: usize) -> u64 {
+        (self.0[slot].get() & !0xFFFF_FFFF) | slot as u64
+    }
+
+    /// The permit of `slot` is recorded (or used already): no longer held here.
+    fn recorded(&self, slot: usize) {
+        let e = &self.0[slot];
+        e.set(e.get() & !HELD);
+    }
+
+    /// Every permit this handle still holds, with the epoch it was issued in.
+    fn held(&self) -> impl Iterator<Item = Permit> + '_ {
+        self.0.iter().enumerate().filter_map(|(slot, e)| {
+            let w = e.get();
+            (w & HELD != 0).then_some(Permit {
+                id: (w & !0xFFFF_FFFF) | slot as u64,
+                epoch: ((w >> 1) & EPOCH_MASK) as u32,
+            })
+        })
+    }
+}
+
+impl Drop for Inner {
+    /// Record as ignored what this handle still holds: nothing can record it
+    /// once the handle is gone. A permit a reclaim took already is refused
+    /// here, and counted once.
+    fn drop(&mut self) {
+        let Some(h) = &self.holdings else {
+            return;
+        };
+        let now = monotonic_ns();
+        for p in h.held() {
+            let _ = self.breaker.record(p, Outcome::Ignored, 0, now);
+        }
+    }
 }
 
 /// A snapshot of a breaker (`metrics()`); reading changes nothing.
@@ -237,19 +307,15 @@ fn new_breaker(config: &NativeBreakerConfig, shared: Option<String>) -> Result<E
     let inner = match shared {
         None => Inner {
             breaker: Breaker::new_without_permit_table(cfg).map_err(config_error)?,
-            id_high: None,
+            holdings: None,
         },
         Some(name) => Inner {
             breaker: Breaker::open_shared(&name, &cfg, &OpenOptions::default())
                 .map_err(region_error)?,
-            id_high: Some((0..PERMIT_SLOTS).map(|_| Cell::new(0)).collect()),
+            holdings: Some(Holdings::new()),
         },
     };
-    let size = inner.breaker.local_size()
-        + inner
-            .id_high
-            .as_ref()
-            .map_or(0, |h| h.len() * size_of::<Cell<u32>>());
+    let size = inner.breaker.local_size() + inner.holdings.as_ref().map_or(0, Holdings::size);
     let handle = BREAKERS.with(|r| r.insert(inner))?;
     // The size hint tells V8 how much native memory the small token keeps alive,
     // so that dropped breakers are collected in time.
@@ -272,8 +338,8 @@ fn acquire_ns(inner: &Inner, now: u64) -> f64 {
         Ok(p) => {
             // Without a permit table the id is 0 and the code is `epoch · SLOTS`.
             let slot = (p.id & 0xFFFF_FFFF) as usize % PERMIT_SLOTS;
-            if let Some(high) = &inner.id_high {
-                high[slot].set((p.id >> 32) as u32);
+            if let Some(h) = &inner.holdings {
+                h.acquired(slot, p);
             }
             permit_code(p.epoch, slot)
         }
@@ -307,14 +373,19 @@ pub fn breaker_record_at(
 
 fn record_ns(inner: &Inner, code: f64, outcome: u32, duration: u64, now: u64) -> Result<u32> {
     let (epoch, slot) = split_permit_code(code);
-    let id = inner
-        .id_high
-        .as_ref()
-        .map_or(0, |high| (u64::from(high[slot].get()) << 32) | slot as u64);
-    inner
+    let id = inner.holdings.as_ref().map_or(0, |h| h.id(slot));
+    let recorded = inner
         .breaker
-        .record(Permit { id, epoch }, outcome_of(outcome), duration, now)
-        .map_err(|e| error(Code::Permit, format!("permit not usable: {e:?}")))?;
+        .record(Permit { id, epoch }, outcome_of(outcome), duration, now);
+    if let Some(h) = &inner.holdings {
+        // An altered epoch records nothing: the permit is still held (and given
+        // back with its own epoch if the handle goes). Any other answer means the
+        // slot's permit is used.
+        if recorded != Err(PermitError::Altered) {
+            h.recorded(slot);
+        }
+    }
+    recorded.map_err(|e| error(Code::Permit, format!("permit not usable: {e:?}")))?;
     Ok(inner.breaker.epoch())
 }
 

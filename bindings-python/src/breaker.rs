@@ -11,6 +11,9 @@
 //! are noticed by comparing the breaker's observed state and epoch (the host's
 //! transition word) after each operation, so changes made by other processes
 //! are seen too, and reported to a Python hook when one is set.
+//!
+//! A permit dropped unrecorded (its thread ended, its process finalizes) is
+//! recorded as ignored; what is never dropped [`crate::at_exit`] gives back.
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -164,7 +167,8 @@ impl BreakerCore {
     /// Python code must not run).
     fn record_quiet(&self, held: Permit, outcome: Outcome, duration: u64, now: u64) {
         // The permit objects guard single use, and a permit only ever goes back
-        // to the breaker that issued it: a failure here cannot happen.
+        // to the breaker that issued it: the one failure is a permit given back
+        // at exit meanwhile (`crate::at_exit`), which counted it already.
         let _: Result<(), PermitError> = self.breaker.record(held, outcome, duration, now);
     }
 
@@ -238,6 +242,16 @@ impl BreakerCore {
     /// The breaker's name, if it has one.
     pub fn name(&self) -> Option<&str> {
         self.name.as_deref()
+    }
+}
+
+impl crate::at_exit::GiveBack for BreakerCore {
+    /// Every permit this process still holds, recorded as ignored.
+    fn give_back(&self, py: Python<'_>) {
+        let now = self.clock.now_or(py, seawall_host::clock::monotonic_ns());
+        if self.breaker.reclaim_own(now) > 0 {
+            self.notice(py);
+        }
     }
 }
 
@@ -397,9 +411,11 @@ impl Breaker {
         };
         core.last_seen
             .store(core.breaker.observe().word(), Ordering::Release);
-        Ok(Self {
-            core: Arc::new(core),
-        })
+        let core = Arc::new(core);
+        if core.breaker.is_shared() {
+            crate::at_exit::remember(&core);
+        }
+        Ok(Self { core })
     }
 
     /// Acquire a permit now, or raise `CircuitOpenError`.

@@ -9,6 +9,7 @@
 //! waiters, a mutex held only to add or collect entries), so the module is safe
 //! without the GIL: it declares `gil_used = false` for free-threaded `CPython`.
 
+mod at_exit;
 mod breaker;
 mod bulkhead;
 mod classify;
@@ -59,5 +60,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         seawall_host::options::STALE_CACHE_MAX_ENTRIES,
     )?;
     m.add_function(wrap_pyfunction!(config_fields, m)?)?;
+    // Not a name of the module: only the interpreter's exit calls it.
+    m.py().import("atexit")?.call_method1(
+        "register",
+        (wrap_pyfunction!(at_exit::give_back_at_exit, m)?,),
+    )?;
     Ok(())
 }

@@ -51,6 +51,30 @@ fn with_a_permit_table_a_second_record_is_refused() {
 }
 
 #[test]
+fn a_process_gives_back_what_it_still_holds_as_ignored() {
+    let b = Breaker::new(count(10)).unwrap();
+    let held: Vec<_> = (0..3).map(|t| b.try_acquire(t).unwrap()).collect();
+    b.record(held[0], Outcome::Success, 0, 3).unwrap();
+    // This process is alive: a reclaim takes nothing of it.
+    assert_eq!(b.reclaim_abandoned(4), 0);
+    assert_eq!(b.reclaim_own(5), 2);
+    assert_eq!(b.reclaim_own(6), 0);
+    let m = b.metrics(7);
+    assert_eq!(m.permits_outstanding, Some(0));
+    let t = m.core.totals;
+    assert_eq!((t.admitted, t.successes, t.ignored), (3, 1, 2));
+    // A holder that records after all is refused, and counts nothing.
+    assert_eq!(
+        b.record(held[1], Outcome::Failure, 0, 8),
+        Err(PermitError::AlreadyUsed)
+    );
+    assert_eq!(b.metrics(9).core.totals.failures, 0);
+    let without = Breaker::new_without_permit_table(count(10)).unwrap();
+    let _ = without.try_acquire(1).unwrap();
+    assert_eq!(without.reclaim_own(2), 0);
+}
+
+#[test]
 fn both_kinds_accept_the_same_window_sizes() {
     for make in [Breaker::new, Breaker::new_without_permit_table] {
         for size in [1, 32, 33, 128, 129, 1024] {

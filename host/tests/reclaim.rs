@@ -108,3 +108,33 @@ fn killed_unreaped_holders_permit_is_reclaimed() {
         "reaped: nothing left to take"
     );
 }
+
+#[test]
+fn a_process_gives_back_what_it_holds_and_waits_for() {
+    let name = format!("rust-test-own-{}", std::process::id());
+    let _ = Semaphore::unlink_shared(&name);
+    let _unlink = Unlink(name.clone());
+    let s = Semaphore::open_shared(&name, &config(), &OpenOptions::default()).unwrap();
+    let held = s.try_acquire(Priority::Normal).unwrap();
+    let Ok(seawall_host::semaphore::Acquired::Queued(waiting)) = s.acquire(Priority::Normal, true)
+    else {
+        panic!("the second caller should wait")
+    };
+    // This process is alive: a reclaim takes nothing of it.
+    assert_eq!(s.reclaim_abandoned(), (0, 0));
+    s.reclaim_own();
+    let f = s.full_snapshot();
+    assert_eq!(
+        (
+            f.active,
+            f.queued,
+            f.permits_outstanding,
+            f.tickets_outstanding
+        ),
+        (0, 0, 0, 0)
+    );
+    // A holder or waiter that comes back after all finds nothing to give.
+    assert!(s.release(held).is_err());
+    assert!(s.cancel(waiting).is_err());
+    assert_eq!(s.reclaim_own(), (0, 0));
+}

@@ -112,9 +112,11 @@ impl Bulkhead {
             // With no wake-ups, waiters must look again on their own.
             poll_interval = poll_interval.or(Some(SHARED_WAIT_POLL));
         }
-        Ok(Self {
-            core: Arc::new(SemCore::new(sem, name, poll_only, poll_interval)),
-        })
+        let core = Arc::new(SemCore::new(sem, name, poll_only, poll_interval));
+        if core.sem.is_shared() {
+            crate::at_exit::remember(&core);
+        }
+        Ok(Self { core })
     }
 
     /// Take a permit, waiting (GIL released) at most `timeout` seconds (`None`:

@@ -265,7 +265,14 @@ impl SemCore {
             if let Some(p) = self.poll_interval {
                 nap = nap.min(p);
             }
-            py.detach(|| parker.park_timeout(nap));
+            py.detach(|| {
+                parker.park_timeout(nap);
+                // A daemon thread at the interpreter's exit: never take the GIL
+                // again (see `crate::at_exit::exiting`); the process ends it.
+                while crate::at_exit::exiting() {
+                    std::thread::park();
+                }
+            });
             if let Err(e) = py.check_signals() {
                 self.abandon(py, t);
                 return Err(e);
@@ -290,6 +297,17 @@ impl SemCore {
         match self.enter(py, p, true)? {
             Got::Admitted(id) => Ok(id),
             Got::Queued(t) => self.wait(py, t, timeout).map(|()| t),
+        }
+    }
+}
+
+impl crate::at_exit::GiveBack for SemCore {
+    /// Every permit this process still holds released and every ticket it
+    /// still has cancelled; waiters of this process a release granted are woken.
+    fn give_back(&self, py: Python<'_>) {
+        let (permits, _) = py.detach(|| self.sem.reclaim_own());
+        if permits > 0 {
+            self.wake_granted(py);
         }
     }
 }

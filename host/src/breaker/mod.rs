@@ -410,6 +410,26 @@ impl Breaker {
         )
     }
 
+    /// Give back, as `ignored` at `now` (ns), every permit this process holds:
+    /// for a runtime that is ending, whose remaining holders will never record
+    /// (an interpreter's daemon threads at exit). A slot whose claimer has not
+    /// stored its owner yet is left alone, as for a reclaim. Returns how many.
+    /// Not for the hot path: it scans the permit table. A breaker without a
+    /// permit table has nothing to give back (0).
+    #[allow(
+        clippy::must_use_candidate,
+        reason = "the count is informative; the give-back is the point"
+    )]
+    pub fn reclaim_own(&self, now: u64) -> u64 {
+        let me = crate::owner::pid::current() & crate::owner::PID_MASK;
+        dispatch!(self,
+            cell c => c.permits.reclaim(|pid| pid != me, |epoch| {
+                c.breaker.record_token(PermitToken { epoch }, Outcome::Ignored, 0, now);
+            }),
+            core _b => 0
+        )
+    }
+
     /// The current state (`open` until an acquire moves it on).
     #[must_use]
     pub fn state(&self) -> State {

@@ -245,6 +245,22 @@ impl Semaphore {
         }
     }
 
+    /// Release the permits and cancel the tickets this process holds; `(permits,
+    /// tickets)`: for a runtime that is ending, whose remaining holders and
+    /// waiters will never give back (an interpreter's daemon threads at exit).
+    /// An untracked semaphore has nothing to give back: `(0, 0)`.
+    #[allow(
+        clippy::must_use_candidate,
+        reason = "the counts are informative; the give-back is the point"
+    )]
+    pub fn reclaim_own(&self) -> (u64, u64) {
+        let me = crate::owner::pid::current() & crate::owner::PID_MASK;
+        match &self.store {
+            Store::Untracked(_) => (0, 0),
+            Store::Tracked(h) => h.reclaim(|pid| pid != me),
+        }
+    }
+
     /// A permit now for priority `p`, or the rejection; never waits.
     pub fn try_acquire(&self, p: Priority) -> Result<Permit, AcquireError> {
         match &self.store {
