@@ -265,6 +265,16 @@ export interface NativeConstants {
   rejectedPermitsExhausted: number
   /** Breaker rejection: open, `-(rejectedOpenBase + ns)`. */
   rejectedOpenBase: number
+  /**
+   * Largest retry-after (ns) an open rejection carries exactly: a code at it
+   * saturated, and the breaker is asked for the real one.
+   */
+  rejectedOpenMaxNs: number
+  /**
+   * The core's default cap on the open duration (ms), taken when
+   * `maxOpenDurationMs` is not given.
+   */
+  defaultMaxOpenDurationMs: number
   /** Bulkhead acquire: admitted. */
   admitted: number
   /** Bulkhead rejection: `-(base + reason + 2·(queued + span·active))`. */

@@ -11,7 +11,7 @@ const { EventEmitter } = require('node:events');
 const { binding, fast, constants } = require('./native');
 const { SeawallError, isSeawallError, codes, configError, abortedError, fromNative, sharedOpenError } = require('./errors');
 const { breakerConfig, only, optionalFunction, argument, clockMs, name: nameOption, BREAKER_KEYS } = require('./config');
-const { checkSignal } = require('./abort');
+const { callOptions } = require('./call');
 
 const { breakerAcquire, breakerRecord, breakerStateWord } = fast;
 
@@ -132,8 +132,7 @@ class CircuitBreaker extends EventEmitter {
    * `ignored` (DESIGN §1), not a failure.
    */
   async execute(fn, options) {
-    if (typeof fn !== 'function') throw configError('fn', 'must be a function');
-    const signal = options === undefined ? undefined : checkSignal(options.signal, configError);
+    const { signal } = callOptions(fn, options);
     if (signal !== undefined && signal.aborted) throw abortedError(signal);
     const h = this._h;
     let permit;

@@ -22,7 +22,8 @@
 const { binding, fast, constants } = require('./native');
 const { SeawallError, codes, configError, abortedError, fromNative, sharedOpenError } = require('./errors');
 const { only, number, argument, semaphoreConfig, isPlainObject, name: nameOption, PRIORITIES, BULKHEAD_KEYS } = require('./config');
-const { checkSignal, listen, noop } = require('./abort');
+const { listen, noop } = require('./abort');
+const { callOptions } = require('./call');
 const { LongTimer } = require('./timers');
 
 const { semaphoreAcquire, semaphoreRelease, semaphorePoll, semaphoreCancel } = fast;
@@ -111,17 +112,14 @@ class Bulkhead {
    * `signal` aborted the wait). `priority`: critical, high, normal (default), low.
    */
   async execute(fn, options) {
-    if (typeof fn !== 'function') throw configError('fn', 'must be a function');
-    let signal;
+    const call = callOptions(fn, options);
+    const signal = call.signal;
     let priority = 2;
     let priorityName = 'normal';
-    if (options !== undefined) {
-      signal = checkSignal(options.signal, configError);
-      if (options.priority !== undefined) {
-        priority = PRIORITY[options.priority];
-        if (priority === undefined) throw configError('priority', `must be one of ${PRIORITIES.join(', ')}`);
-        priorityName = options.priority;
-      }
+    if (call.priority !== undefined) {
+      priority = PRIORITY[call.priority];
+      if (priority === undefined) throw configError('priority', `must be one of ${PRIORITIES.join(', ')}`);
+      priorityName = call.priority;
     }
     if (signal !== undefined && signal.aborted) throw abortedError(signal);
     const r = semaphoreAcquire(this._h, priority, this.maxQueue > 0 ? 1 : 0);

@@ -6,7 +6,7 @@ import { EventEmitter } from 'node:events';
 
 /** What every seawall policy offers, so policies nest (`wrap`, `pipeline`). */
 export interface Policy<Ctx = CallContext> {
-  execute<T>(fn: (ctx: Ctx) => T | PromiseLike<T>, options?: ExecuteOptions): Promise<T>;
+  execute<T>(fn: (ctx: Ctx) => T | PromiseLike<T>, options?: ExecuteOptions | AbortSignal): Promise<T>;
 }
 
 /** What a protected function receives. */
@@ -168,7 +168,7 @@ export declare class CircuitBreaker<A extends unknown[] = unknown[], R = unknown
   readonly name: string;
   readonly state: BreakerState;
   readonly isShared: boolean;
-  execute<T>(fn: (ctx: { signal: AbortSignal | undefined }) => T | PromiseLike<T>, options?: ExecuteOptions): Promise<T>;
+  execute<T>(fn: (ctx: { signal: AbortSignal | undefined }) => T | PromiseLike<T>, options?: ExecuteOptions | AbortSignal): Promise<T>;
   fire(...args: A): Promise<Awaited<R>>;
   wrap<P extends unknown[], T>(fn: (...args: P) => T | PromiseLike<T>): (...args: P) => Promise<Awaited<T>>;
   metrics(): BreakerMetrics;
@@ -337,7 +337,7 @@ export declare class Retry implements Policy<RetryContext> {
   readonly attempts: number;
   readonly name: string;
   metrics(): RetryMetrics;
-  execute<T>(fn: (ctx: RetryContext) => T | PromiseLike<T>, options?: ExecuteOptions): Promise<T>;
+  execute<T>(fn: (ctx: RetryContext) => T | PromiseLike<T>, options?: ExecuteOptions | AbortSignal): Promise<T>;
 }
 
 /** p-retry style. */
@@ -399,7 +399,7 @@ export declare class Bulkhead implements Policy {
   readonly maxConcurrent: number;
   readonly maxQueue: number;
   readonly isShared: boolean;
-  execute<T>(fn: (ctx: { signal: AbortSignal | undefined }) => T | PromiseLike<T>, options?: ExecuteOptions): Promise<T>;
+  execute<T>(fn: (ctx: { signal: AbortSignal | undefined }) => T | PromiseLike<T>, options?: ExecuteOptions | AbortSignal): Promise<T>;
   wrap<P extends unknown[], T>(fn: (...args: P) => T | PromiseLike<T>, options?: ExecuteOptions): (...args: P) => Promise<Awaited<T>>;
   metrics(): BulkheadMetrics;
   /**
@@ -428,12 +428,19 @@ export declare class SemaphoreCore {
  * caller's signal end the call. Anything else throws EINVALIDCONFIG (`field`
  * `timeoutMs`).
  */
+/**
+ * When time is up both abort the call's signal; `aggressive` (the default)
+ * rejects with ETIMEDOUT at once, `cooperative` waits for the call to settle
+ * first, then rejects with ETIMEDOUT. Anything else: EINVALIDCONFIG (`strategy`).
+ */
+export type TimeoutStrategy = 'aggressive' | 'cooperative';
 export declare class Timeout implements Policy {
-  constructor(ms: number);
+  constructor(ms: number, strategy?: TimeoutStrategy);
   readonly ms: number;
-  execute<T>(fn: (ctx: { signal: AbortSignal; deadline: Deadline | undefined }) => T | PromiseLike<T>, options?: ExecuteOptions): Promise<T>;
+  readonly strategy: TimeoutStrategy;
+  execute<T>(fn: (ctx: { signal: AbortSignal; deadline: Deadline | undefined }) => T | PromiseLike<T>, options?: ExecuteOptions | AbortSignal): Promise<T>;
 }
-export declare function timeout(ms: number): Timeout;
+export declare function timeout(ms: number, strategy?: TimeoutStrategy): Timeout;
 
 /**
  * A deadline budget (DESIGN §6) on performance.now(), or your `nowMs` (any
@@ -490,7 +497,7 @@ export interface PipelineResult<T> {
 export declare class Pipeline {
   constructor(options?: PipelineOptions);
   readonly staleCache: StaleCache<any, any> | undefined;
-  execute<T>(fn: (ctx: CallContext) => T | PromiseLike<T>, options?: ExecuteOptions & { key?: unknown }): Promise<PipelineResult<Awaited<T>>>;
+  execute<T>(fn: (ctx: CallContext) => T | PromiseLike<T>, options?: (ExecuteOptions & { key?: unknown }) | AbortSignal): Promise<PipelineResult<Awaited<T>>>;
 }
 export declare function pipeline(options?: PipelineOptions): Pipeline;
 

@@ -11,8 +11,13 @@ const { LRUCache } = require('lru-cache');
 const { constants } = require('./native');
 const { configError } = require('./errors');
 const { only, number, isPlainObject } = require('./config');
-const { checkSignal } = require('./abort');
-const { Deadline, checkDeadline } = require('./deadline');
+const { Deadline } = require('./deadline');
+const { callOptions } = require('./call');
+const { Timeout } = require('./timeout');
+
+// lru-cache allocates its index arrays for `max` entries up front (about 12
+// bytes each): 2^24 entries are some 200 MB, and past 2^32 it cannot allocate.
+const STALE_CACHE_MAX = 2 ** 24;
 
 /** Nest `policies` (each with `execute(fn, options)`), the first outermost. */
 function wrap(...policies) {
@@ -38,13 +43,13 @@ function wrap(...policies) {
     policies,
     /** Run `fn({ signal, deadline, attempt })` through every policy. */
     execute(fn, options) {
-      if (typeof fn !== 'function') return Promise.reject(configError('fn', 'must be a function'));
-      const opts = {
-        signal: options === undefined ? undefined : options.signal,
-        deadline: options === undefined ? undefined : options.deadline,
-        priority: options === undefined ? undefined : options.priority,
-        attempt: undefined,
-      };
+      let call;
+      try {
+        call = callOptions(fn, options);
+      } catch (e) {
+        return Promise.reject(e);
+      }
+      const opts = { signal: call.signal, deadline: call.deadline, priority: call.priority, attempt: undefined };
       return Promise.resolve().then(() => run(0, fn, opts));
     },
   };
@@ -60,7 +65,7 @@ class StaleCache {
   constructor(options = {}) {
     if (!isPlainObject(options)) throw configError('staleCache', 'must be an object');
     only(options, ['max', 'maxStaleMs'], 'staleCache');
-    const max = number(options, 'max', 'staleCache.max', { min: 1, integer: true });
+    const max = number(options, 'max', 'staleCache.max', { min: 1, integer: true, max: STALE_CACHE_MAX });
     const ttl = number(options, 'maxStaleMs', 'staleCache.maxStaleMs', { min: 1 });
     this._lru = new LRUCache({
       max: max === undefined ? constants.staleCacheMaxEntries : max,
@@ -102,6 +107,10 @@ class Pipeline {
       layers.push(p);
     }
     this._inner = wrap(...layers);
+    // With a deadline, the outermost layer is a timeout that only the deadline
+    // ends: it bounds the whole call (queue wait, every attempt, every backoff)
+    // and aborts the call's signal, whether or not a timeout layer is given.
+    this._bounded = wrap(new Timeout(Infinity), ...layers);
     this._deadlineMs = number(options, 'deadlineMs', 'deadlineMs', { min: 0, exclusive: true });
     const fb = options.fallback;
     this._fallbacks = fb === undefined ? [] : Array.isArray(fb) ? fb : [fb];
@@ -121,16 +130,17 @@ class Pipeline {
    * can answer, and at once (no fallback) when the caller's `signal` aborted.
    */
   async execute(fn, options) {
-    const key = options === undefined ? undefined : options.key;
-    const signal = options === undefined ? undefined : checkSignal(options.signal, configError);
-    let deadline = options === undefined ? undefined : checkDeadline(options.deadline);
+    const call = callOptions(fn, options);
+    const { key, signal } = call;
+    let deadline = call.deadline;
     if (this._deadlineMs !== undefined) {
       const own = new Deadline(this._deadlineMs);
       deadline = deadline === undefined ? own : deadline.child(this._deadlineMs);
     }
     let error;
     try {
-      const value = await this._inner.execute(fn, { signal, deadline, priority: options && options.priority });
+      const inner = deadline === undefined ? this._inner : this._bounded;
+      const value = await inner.execute(fn, { signal, deadline, priority: call.priority });
       if (this.staleCache !== undefined && key !== undefined) this.staleCache.set(key, value);
       return { value, source: 'primary', degraded: false };
     } catch (e) {

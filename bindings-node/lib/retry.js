@@ -10,8 +10,9 @@ const {
   only, number, argument, clockMs, ATTEMPT, optionalFunction, backoffConfig, budgetConfig, throttleConfig, isPlainObject,
   name: nameOption,
 } = require('./config');
-const { checkSignal, listen, noop } = require('./abort');
-const { Deadline, checkDeadline } = require('./deadline');
+const { listen, noop } = require('./abort');
+const { Deadline } = require('./deadline');
+const { callOptions } = require('./call');
 const { LongTimer } = require('./timers');
 
 const { retryBudgetDeposit, retryThrottleRecordSuccess } = fast;
@@ -257,9 +258,9 @@ class Retry {
   }
 
   async execute(fn, options) {
-    if (typeof fn !== 'function') throw configError('fn', 'must be a function');
-    const signal = options === undefined ? undefined : checkSignal(options.signal, configError);
-    let deadline = options === undefined ? undefined : checkDeadline(options.deadline);
+    const call = callOptions(fn, options);
+    const signal = call.signal;
+    let deadline = call.deadline;
     if (deadline === undefined && this._deadlineMs !== undefined) deadline = new Deadline(this._deadlineMs);
     if (signal !== undefined && signal.aborted) throw abortedError(signal);
     if (this._budget !== undefined) retryBudgetDeposit(this._budget._h);

@@ -90,6 +90,12 @@ export async function main(): Promise<void> {
   const sources = instrumentOtel({ breakers: [breaker], bulkheads: [bulkhead], retries: [policy] });
   sources.retries.add(policy);
 
+  const cooperative = timeout(500, 'cooperative');
+  const strategy: 'aggressive' | 'cooperative' = cooperative.strategy;
+  // @ts-expect-error only 'aggressive' and 'cooperative'
+  timeout(500, 'polite');
+  const bare: number = await breaker.execute(() => 7, new AbortController().signal);
+  console.log(strategy, bare);
   const composed = wrap(bulkhead, breaker, policy, timeout(500));
   const v: number = await composed.execute(async ({ signal }) => (signal ? 1 : 2));
 
