@@ -4,7 +4,9 @@
 // run: `execute` on an already-resolved no-op through seawall's CircuitBreaker,
 // opossum (default options, and timeout: false), cockatiel's circuit breaker and
 // a bare `await`; then a retry + breaker + timeout pipeline, seawall's wrap()
-// against cockatiel's wrap(retry, breaker, timeout). Contenders run interleaved
+// against cockatiel's wrap(retry, breaker, timeout); then the cost of a refusal
+// (an open breaker's rejection, a full bulkhead's) next to opossum's and
+// cockatiel's, the error caught. Contenders run interleaved
 // in rounds and each keeps its median round, so drift hits all of them alike.
 // Prints ns per call and the ratios; nothing here is a pass/fail test.
 //
@@ -25,6 +27,34 @@ const CALLS = quick ? 5_000 : 200_000;
 const ROUNDS = quick ? 3 : 9;
 
 const noop = () => Promise.resolve(1);
+const never = () => new Promise(() => {});
+const ignore = () => {};
+
+/** Refusals: every breaker held open, every bulkhead full (one call held forever). */
+async function refusers() {
+  const swOpen = new seawall.CircuitBreaker({ name: 'bench-open', consecutiveFailures: 1, openDurationMs: 1e9 });
+  await swOpen.execute(() => { throw new Error('down'); }).catch(ignore);
+  const opOpen = new OpossumBreaker(noop, { timeout: false, resetTimeout: 1e9 });
+  opOpen.open();
+  const ckOpen = cockatiel.circuitBreaker(cockatiel.handleAll, {
+    halfOpenAfter: 1e9, breaker: new cockatiel.ConsecutiveBreaker(1),
+  });
+  await ckOpen.execute(() => { throw new Error('down'); }).catch(ignore);
+  const swFull = new seawall.Bulkhead({ maxConcurrent: 1 });
+  swFull.execute(never);
+  const opFull = new OpossumBreaker(never, { timeout: false, capacity: 1 });
+  opFull.fire().catch(ignore);
+  const ckFull = cockatiel.bulkhead(1, 0);
+  ckFull.execute(never);
+  return {
+    'seawall open rejection': () => swOpen.execute(noop).catch(ignore),
+    'opossum open rejection': () => opOpen.fire().catch(ignore),
+    'cockatiel open rejection': () => ckOpen.execute(noop).catch(ignore),
+    'seawall bulkhead refusal': () => swFull.execute(noop).catch(ignore),
+    'opossum capacity refusal': () => opFull.fire().catch(ignore),
+    'cockatiel bulkhead refusal': () => ckFull.execute(noop).catch(ignore),
+  };
+}
 
 function contenders() {
   const sw = new seawall.CircuitBreaker({ name: 'bench' });
@@ -67,7 +97,7 @@ function median(xs) {
 }
 
 async function main() {
-  const c = contenders();
+  const c = { ...contenders(), ...(await refusers()) };
   const names = Object.keys(c);
   for (const n of names) await round(c[n]); // warm up every contender first
   const samples = Object.fromEntries(names.map((n) => [n, []]));
@@ -86,6 +116,10 @@ async function main() {
   console.log(`  seawall ÷ opossum (timeout: false):    ${ratio('seawall execute', 'opossum fire (timeout: false)')}`);
   console.log(`  seawall ÷ cockatiel:                   ${ratio('seawall execute', 'cockatiel execute')}`);
   console.log(`  pipeline ÷ cockatiel wrap:             ${ratio('seawall wrap(retry, breaker, timeout)', 'cockatiel wrap(retry, breaker, timeout)')}`);
+  console.log(`  open rejection ÷ opossum:              ${ratio('seawall open rejection', 'opossum open rejection')}`);
+  console.log(`  open rejection ÷ cockatiel:            ${ratio('seawall open rejection', 'cockatiel open rejection')}`);
+  console.log(`  bulkhead refusal ÷ opossum capacity:   ${ratio('seawall bulkhead refusal', 'opossum capacity refusal')}`);
+  console.log(`  bulkhead refusal ÷ cockatiel:          ${ratio('seawall bulkhead refusal', 'cockatiel bulkhead refusal')}`);
   if (jsonPath) {
     const fs = require('node:fs');
     const version = (name) => JSON.parse(fs.readFileSync(path.join(__dirname, 'node_modules', name, 'package.json'), 'utf8')).version;

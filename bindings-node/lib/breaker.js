@@ -9,7 +9,9 @@
 
 const { EventEmitter } = require('node:events');
 const { binding, fast, constants } = require('./native');
-const { SeawallError, isSeawallError, codes, configError, abortedError, fromNative, sharedOpenError } = require('./errors');
+const {
+  SeawallError, isSeawallError, codes, configError, abortedError, fromNative, sharedOpenError, refuseCloning, refusal,
+} = require('./errors');
 const { breakerConfig, only, optionalFunction, argument, clockMs, name: nameOption, BREAKER_KEYS } = require('./config');
 const { callOptions } = require('./call');
 
@@ -34,24 +36,35 @@ const disposeSymbol = Symbol.dispose || Symbol.for('nodejs.dispose');
 
 let unnamed = 0;
 
-function circuitOpenError(name, code) {
+/**
+ * The ECIRCUITOPEN (or EPERMITS) error of rejection `code` by breaker handle
+ * `h` (at `nowMs` of the caller's clock, or now).
+ */
+function circuitOpenError(name, code, h, nowMs) {
   if (code <= -constants.rejectedOpenBase) {
-    const retryAfterMs = (-code - constants.rejectedOpenBase) / 1e6;
-    return new SeawallError(codes.ECIRCUITOPEN, `circuit breaker '${name}' is open; retry after ${retryAfterMs} ms`, {
+    const ns = -code - constants.rejectedOpenBase;
+    // A code carries up to 2^52 ns (52 days) exactly; at that it saturated, and
+    // the breaker itself says how long is left (a rare, slower crossing).
+    let retryAfterMs = ns / 1e6;
+    if (ns >= constants.rejectedOpenMaxNs) {
+      const exact = binding.breakerRetryAfterMs(h, nowMs);
+      if (typeof exact === 'number') retryAfterMs = exact;
+    }
+    return refusal(codes.ECIRCUITOPEN, `circuit breaker '${name}' is open; retry after ${retryAfterMs} ms`, {
       breaker: name, state: 'open', retryAfterMs,
     });
   }
   if (code === constants.rejectedForcedOpen) {
-    return new SeawallError(codes.ECIRCUITOPEN, `circuit breaker '${name}' is forced open`, {
+    return refusal(codes.ECIRCUITOPEN, `circuit breaker '${name}' is forced open`, {
       breaker: name, state: 'forcedOpen', retryAfterMs: undefined,
     });
   }
   if (code === constants.rejectedHalfOpen) {
-    return new SeawallError(codes.ECIRCUITOPEN, `circuit breaker '${name}' is half-open and every probe slot is taken`, {
+    return refusal(codes.ECIRCUITOPEN, `circuit breaker '${name}' is half-open and every probe slot is taken`, {
       breaker: name, state: 'halfOpen', retryAfterMs: undefined,
     });
   }
-  return new SeawallError(codes.EPERMITS, `circuit breaker '${name}': all ${constants.permitSlots} shared permit slots are in use`, {
+  return refusal(codes.EPERMITS, `circuit breaker '${name}': all ${constants.permitSlots} shared permit slots are in use`, {
     breaker: name,
   });
 }
@@ -116,6 +129,7 @@ class CircuitBreaker extends EventEmitter {
     this._state = (word / STATE_SHIFT) | 0;
     this._epoch = word - this._state * STATE_SHIFT;
     this._timed = this._slowRule;
+    refuseCloning(this, 'circuit breaker');
     this.on('newListener', (event) => {
       if (TIMED_EVENTS.has(event)) this._timed = true;
     });
@@ -183,7 +197,7 @@ class CircuitBreaker extends EventEmitter {
 
   _rejected(code) {
     this._sync();
-    const err = circuitOpenError(this.name, code);
+    const err = circuitOpenError(this.name, code, this._h, undefined);
     this.emit('reject', err);
     if (this._fallback !== undefined) return this._fallback(err);
     throw err;
@@ -349,7 +363,7 @@ class BreakerCore {
   /** A permit (a number ≥ 0) at `nowMs`, or the ECIRCUITOPEN error that refused it. */
   tryAcquire(nowMs) {
     const p = binding.breakerAcquireAt(this._h, argument(nowMs, 'nowMs'));
-    return p >= 0 ? { permit: p } : { error: circuitOpenError('core', p) };
+    return p >= 0 ? { permit: p } : { error: circuitOpenError('core', p, this._h, nowMs) };
   }
 
   /**

@@ -20,7 +20,9 @@
 // would hold a permit until someone reclaims it.
 
 const { binding, fast, constants } = require('./native');
-const { SeawallError, codes, configError, abortedError, fromNative, sharedOpenError } = require('./errors');
+const {
+  SeawallError, codes, configError, abortedError, fromNative, sharedOpenError, refuseCloning, refusal,
+} = require('./errors');
 const { only, number, argument, semaphoreConfig, isPlainObject, name: nameOption, PRIORITIES, BULKHEAD_KEYS } = require('./config');
 const { listen, noop } = require('./abort');
 const { callOptions } = require('./call');
@@ -54,7 +56,7 @@ function rejection(name, code, priority) {
   const queued = rest % constants.occupancySpan;
   const active = (rest - queued) / constants.occupancySpan;
   const what = reason === 'shed' ? `sheds ${priority} priority calls` : 'is full';
-  return new SeawallError(codes.EBULKHEADFULL, `bulkhead '${name}' ${what} (${active} active, ${queued} queued)`, {
+  return refusal(codes.EBULKHEADFULL, `bulkhead '${name}' ${what} (${active} active, ${queued} queued)`, {
     bulkhead: name, reason, active, queued, priority,
   });
 }
@@ -98,6 +100,7 @@ class Bulkhead {
     this._pollMs = SHARED_POLL_FIRST_MS;
     this._onTick = shared === undefined ? undefined : () => this._tick();
     this._counts = { admitted: 0, shed: 0, full: 0, queueTimeout: 0, aborted: 0 };
+    refuseCloning(this, 'bulkhead');
   }
 
   /** Whether this bulkhead lives in a region shared by the processes of the host. */

@@ -108,7 +108,11 @@ export interface CircuitBreakerOptions<T = unknown> {
   openDurationMs?: number;
   /** Each consecutive opening lasts this many times longer (≥ 1). Default 1. */
   openBackoffMultiplier?: number;
-  /** Cap of an open period (ms). `null`: uncapped. Default 300 000. */
+  /**
+   * Cap of an open period's growth (ms). `null`: uncapped. Default 300 000, or
+   * `openDurationMs` when that is longer and the multiplier is 1 (a longer
+   * open duration with a multiplier above 1 needs this set: EINVALIDCONFIG).
+   */
   maxOpenDurationMs?: number | null;
   /** ± jitter of an open period (0–1). Default 0. */
   openJitterFactor?: number;
