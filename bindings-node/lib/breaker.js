@@ -109,6 +109,7 @@ class CircuitBreaker extends EventEmitter {
     this.name = nameOption(options, shared !== undefined ? shared : `breaker-${++unnamed}`);
     this._action = action;
     this._isFailure = optionalFunction(options, 'isFailure');
+    this._isFailureResult = optionalFunction(options, 'isFailureResult');
     this._errorFilter = optionalFunction(options, 'errorFilter');
     this._fallback = optionalFunction(options, 'fallback');
     this._slowRule = native.slowCallDurationMs !== undefined && native.slowCallDurationMs >= 0;
@@ -171,6 +172,13 @@ class CircuitBreaker extends EventEmitter {
       return this._failed(permit, error, t0, signal);
     }
     const durationMs = this._timed ? performance.now() - t0 : 0;
+    if (this._isFailureResult !== undefined && this._resultFailed(value, signal)) {
+      // A returned failure (DESIGN §1): recorded as a failure, but the caller
+      // gets the value, not an error, and no fallback replaces it.
+      if (breakerRecord(h, permit, FAILURE, durationMs) !== this._epoch) this._sync();
+      if (this._timed) this.emit('failure', { error: undefined, result: value, durationMs });
+      return value;
+    }
     if (breakerRecord(h, permit, SUCCESS, durationMs) !== this._epoch) this._sync();
     if (this._timed) this.emit('success', { durationMs });
     return value;
@@ -201,6 +209,15 @@ class CircuitBreaker extends EventEmitter {
     this.emit('reject', err);
     if (this._fallback !== undefined) return this._fallback(err);
     throw err;
+  }
+
+  _resultFailed(value, signal) {
+    if (signal !== undefined && signal.aborted) return false;
+    try {
+      return Boolean(this._isFailureResult(value));
+    } catch {
+      return true; // a predicate that throws cannot vouch for the value
+    }
   }
 
   _outcomeOf(error, signal) {
@@ -350,7 +367,7 @@ const OUTCOMES = Object.assign(Object.create(null), { success: SUCCESS, failure:
  */
 class BreakerCore {
   constructor(options = {}) {
-    only(options, BREAKER_KEYS.filter((k) => k !== 'isFailure' && k !== 'errorFilter' && k !== 'fallback'));
+    only(options, BREAKER_KEYS.filter((k) => !['isFailure', 'isFailureResult', 'errorFilter', 'fallback'].includes(k)));
     const native = breakerConfig(options);
     try {
       this._token = binding.breakerNew(native, options.shared);

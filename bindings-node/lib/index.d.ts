@@ -124,6 +124,11 @@ export interface CircuitBreakerOptions<T = unknown> {
   halfOpenMaxWaitMs?: number | null;
   /** `false` marks an error `ignored` (neither success nor failure). Default: every error is a failure. */
   isFailure?: (error: unknown) => boolean;
+  /**
+   * `true` marks a returned value a failure (cockatiel `handleWhenResult`): recorded
+   * as one (it may open the breaker), the caller still gets the value.
+   */
+  isFailureResult?: (value: T) => boolean;
   /** opossum's name: `true` marks an error `ignored` (opossum counts it a success; seawall ignores it, DESIGN §1). */
   errorFilter?: (error: unknown) => boolean;
   /** Called with the error when the breaker refuses or the call fails; its result is returned instead. */
@@ -160,7 +165,8 @@ export interface BreakerEvents {
   disabled: [{ epoch: number }];
   reject: [SeawallError];
   success: [{ durationMs: number }];
-  failure: [{ error: unknown; durationMs: number }];
+  /** `result`: the returned value an `isFailureResult` marked a failure (`error` undefined). */
+  failure: [{ error: unknown; result?: unknown; durationMs: number }];
   stateChange: [{ from: BreakerState; to: BreakerState; epoch: number }];
 }
 
@@ -212,8 +218,10 @@ export declare class BreakerCore {
 
 export type Jitter = 'none' | 'full' | 'equal' | 'decorrelated' | 'proportional';
 
+/** The exponential family (the core's), the default kind. */
 export interface BackoffOptions {
-  /** First delay (ms). Default 100. */
+  kind?: 'exponential';
+  /** First delay (ms). Default 100; 0: no delay at all (retry at once). */
   baseMs?: number;
   /** Growth per attempt (≥ 1). Default 2. */
   multiplier?: number;
@@ -224,6 +232,31 @@ export interface BackoffOptions {
   /** Proportional jitter only: ± this fraction (0–1). Default 0.2. */
   jitterFactor?: number;
 }
+
+/** Jitter of a wait that is not exponential: none (the default), full, equal or proportional. */
+export type OwnJitter = 'none' | 'full' | 'equal' | 'proportional';
+/** The same delay every time (ms, ≥ 0); jitter default none. */
+export interface ConstantBackoff { kind: 'constant'; delayMs: number; jitter?: Jitter; jitterFactor?: number }
+/** `min(maxMs, baseMs + stepMs·(attempt−1))` (ms; base default 0, step default base, cap default 10 000). */
+export interface LinearBackoff { kind: 'linear'; baseMs?: number; stepMs?: number; maxMs?: number; jitter?: OwnJitter; jitterFactor?: number }
+/** These delays in turn (ms), the last one repeating. */
+export interface ListBackoff { kind: 'list'; delaysMs: number[]; jitter?: OwnJitter; jitterFactor?: number }
+/**
+ * The delay (ms, ≥ 0) before retry `attempt`, after `error` (undefined when a
+ * returned `result` was the failure). Retry-After still raises it; a delay past
+ * the deadline still gives up.
+ */
+export type BackoffFunction = (attempt: number, error: unknown, result?: unknown) => number;
+/** Every form of a retry's `backoff`; bad values throw EINVALIDCONFIG naming the field. */
+export type AnyBackoff = BackoffOptions | ConstantBackoff | LinearBackoff | ListBackoff | number[] | BackoffFunction;
+
+/**
+ * Test mode for retries (stamina's set_testing), process-wide: `true` makes
+ * every retry skip its sleep (the delay is still decided and given to
+ * `onRetry`); `{ attempts }` also caps every policy's attempts; `false` turns it
+ * off. Returns the settings it replaced.
+ */
+export declare function setTesting(mode: boolean | { sleep?: boolean; attempts?: number }): { sleep: boolean; attempts: number | undefined };
 
 export interface RetryBudgetOptions {
   /** Window of deposits and withdrawals (ms). Default 10 000. */
@@ -293,7 +326,7 @@ export declare class RetryThrottle {
  * the argument.
  */
 export declare class Backoff {
-  constructor(options?: BackoffOptions);
+  constructor(options?: AnyBackoff);
   /** The delay (ms) before retry `attempt`, jitter applied. */
   delayMs(attempt: number, previousMs?: number): number;
   /** `min(maxMs, baseMs · multiplier^(attempt−1))` (ms), no jitter. */
@@ -305,17 +338,27 @@ export declare class Backoff {
 export interface RetryOptions {
   /** Attempts in all, the first included. Default 3. */
   attempts?: number;
-  backoff?: BackoffOptions;
+  backoff?: AnyBackoff;
   /** Whether to retry after `error` (default: every error but EABORTED). */
   shouldRetry?: (error: unknown, attempt: number) => boolean;
+  /**
+   * Whether a returned value is a failure to retry (an HTTP 503 returned, not
+   * thrown; tenacity `retry_if_result`). When retrying stops, the caller gets
+   * the last value, not an error.
+   */
+  retryOnResult?: (value: any, attempt: number) => boolean;
   budget?: RetryBudget;
   throttle?: RetryThrottle;
   /** A total deadline for all attempts and delays (ms). */
   deadlineMs?: number;
-  /** The server's requested delay (ms) for `error`; default reads `error.retryAfterMs` or a Retry-After header. */
+  /**
+   * The server's requested delay (ms) for `error` (or the returned failure);
+   * default reads `retryAfterMs` or a Retry-After header (`headers`, a fetch
+   * Response's too).
+   */
   retryAfterMs?: (error: unknown) => number | undefined;
-  /** Called before each backoff sleep. */
-  onRetry?: (info: { attempt: number; delayMs: number; error: unknown }) => void;
+  /** Called before each backoff sleep; `result` is the returned failure, when it was one. */
+  onRetry?: (info: { attempt: number; delayMs: number; error: unknown; result?: unknown }) => void;
   /** For metrics. Default `retry-N`. */
   name?: string;
 }
@@ -482,8 +525,14 @@ export interface PipelineOptions {
   timeout?: Policy<any>;
   /** A deadline for the whole call (ms). */
   deadlineMs?: number;
-  /** Tried in order when the call fails (after the stale cache). */
-  fallback?: ((error: unknown, info: { key: unknown }) => unknown) | Array<(error: unknown, info: { key: unknown }) => unknown>;
+  /** Tried in order when the call fails (after the stale cache); `result` is a returned failure. */
+  fallback?: ((error: unknown, info: { key: unknown; result?: unknown }) => unknown) | Array<(error: unknown, info: { key: unknown; result?: unknown }) => unknown>;
+  /**
+   * `true` marks the returned value a failure: not cached, the stale cache and
+   * fallbacks answer as for an error, and with none the value is the answer
+   * (`degraded: true`).
+   */
+  isFailureResult?: (value: any) => boolean;
   staleCache?: StaleCache<any, any> | { max?: number; maxStaleMs?: number };
 }
 
@@ -495,6 +544,8 @@ export interface PipelineResult<T> {
   degraded: boolean;
   /** The primary's error, when degraded. */
   error?: unknown;
+  /** The primary's returned failure (`isFailureResult`), when the stale cache or a fallback answered instead. */
+  result?: unknown;
 }
 
 /** DESIGN §9 order: fallback → bulkhead → breaker → retry → timeout/deadline → call. */

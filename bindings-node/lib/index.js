@@ -13,6 +13,7 @@ const { registerMetrics } = require('./metrics');
 const { instrumentOtel } = require('./otel');
 const { SeawallError, isSeawallError, codes } = require('./errors');
 const { binding } = require('./native');
+const { setTesting } = require('./testing');
 
 /** Milliseconds of the OS monotonic clock (the clock shared breakers use). */
 function monotonicMs() {
@@ -51,4 +52,5 @@ module.exports = {
   parseRetryAfter,
   monotonicMs,
   sharedSupported,
+  setTesting,
 };

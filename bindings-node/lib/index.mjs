@@ -5,6 +5,6 @@ export const {
   CircuitBreaker, BreakerCore, Retry, retry, RetryBudget, RetryThrottle, Backoff, Bulkhead,
   SemaphoreCore, Timeout, timeout, Deadline, wrap, pipeline, Pipeline, StaleCache, Health,
   registerMetrics, instrumentOtel, SeawallError, isSeawallError, codes, retryAfterOf, parseRetryAfter,
-  monotonicMs, sharedSupported,
+  monotonicMs, sharedSupported, setTesting,
 } = seawall;
 export default seawall;

@@ -10,7 +10,7 @@
 const { LRUCache } = require('lru-cache');
 const { constants } = require('./native');
 const { configError } = require('./errors');
-const { only, number, isPlainObject } = require('./config');
+const { only, number, isPlainObject, optionalFunction } = require('./config');
 const { Deadline } = require('./deadline');
 const { callOptions } = require('./call');
 const { Timeout } = require('./timeout');
@@ -91,7 +91,7 @@ class StaleCache {
   }
 }
 
-const PIPELINE_KEYS = ['bulkhead', 'breaker', 'retry', 'timeout', 'deadlineMs', 'fallback', 'staleCache'];
+const PIPELINE_KEYS = ['bulkhead', 'breaker', 'retry', 'timeout', 'deadlineMs', 'fallback', 'staleCache', 'isFailureResult'];
 
 class Pipeline {
   constructor(options = {}) {
@@ -117,6 +117,7 @@ class Pipeline {
     this._fallbacks.forEach((f, i) => {
       if (typeof f !== 'function') throw configError(`fallback[${i}]`, 'must be a function');
     });
+    this._isFailureResult = optionalFunction(options, 'isFailureResult');
     const sc = options.staleCache;
     this.staleCache = sc === undefined ? undefined : sc instanceof StaleCache ? sc : new StaleCache(sc);
   }
@@ -138,27 +139,39 @@ class Pipeline {
       deadline = deadline === undefined ? own : deadline.child(this._deadlineMs);
     }
     let error;
+    // A returned value marked a failure by isFailureResult (DESIGN §1): it is
+    // never cached as good, the stale cache and the fallbacks are asked as for
+    // an error, and with none it is still the answer (degraded).
+    let failed = false;
+    let result;
     try {
       const inner = deadline === undefined ? this._inner : this._bounded;
       const value = await inner.execute(fn, { signal, deadline, priority: call.priority });
-      if (this.staleCache !== undefined && key !== undefined) this.staleCache.set(key, value);
-      return { value, source: 'primary', degraded: false };
+      if (this._isFailureResult === undefined || !this._isFailureResult(value)) {
+        if (this.staleCache !== undefined && key !== undefined) this.staleCache.set(key, value);
+        return { value, source: 'primary', degraded: false };
+      }
+      failed = true;
+      result = value;
     } catch (e) {
       error = e;
     }
+    if (failed && signal !== undefined && signal.aborted) return { value: result, source: 'primary', degraded: true };
     if (signal !== undefined && signal.aborted) throw error;
+    const why = failed ? { result } : { error };
     if (this.staleCache !== undefined && key !== undefined) {
       const stale = this.staleCache.get(key);
-      if (stale !== undefined) return { value: stale, source: 'stale-cache', degraded: true, error };
+      if (stale !== undefined) return { value: stale, source: 'stale-cache', degraded: true, ...why };
     }
     for (let k = 0; k < this._fallbacks.length; k++) {
       try {
-        const value = await this._fallbacks[k](error, { key });
-        return { value, source: `fallback-${k + 1}`, degraded: true, error };
+        const value = await this._fallbacks[k](error, { key, result });
+        return { value, source: `fallback-${k + 1}`, degraded: true, ...why };
       } catch {
         // try the next fallback; the primary error is what the caller sees
       }
     }
+    if (failed) return { value: result, source: 'primary', degraded: true };
     throw error;
   }
 }

@@ -7,12 +7,14 @@
 const { binding, fast, constants } = require('./native');
 const { SeawallError, isSeawallError, codes, configError, abortedError, fromNative, sharedOpenError } = require('./errors');
 const {
-  only, number, argument, clockMs, ATTEMPT, optionalFunction, backoffConfig, budgetConfig, throttleConfig, isPlainObject,
+  only, number, argument, clockMs, ATTEMPT, optionalFunction, budgetConfig, throttleConfig, isPlainObject,
   name: nameOption,
 } = require('./config');
 const { listen, noop } = require('./abort');
 const { Deadline } = require('./deadline');
 const { callOptions } = require('./call');
+const { backoffPlan, ownDelay } = require('./waits');
+const { settings: testing } = require('./testing');
 const { LongTimer } = require('./timers');
 
 const { retryBudgetDeposit, retryThrottleRecordSuccess } = fast;
@@ -136,20 +138,28 @@ class RetryThrottle extends SharedNative {
  * the argument.
  */
 class Backoff {
+  /** @param {object|number[]|Function} [options] any form of Retry's `backoff` (see index.d.ts) */
   constructor(options = {}) {
-    this._token = create(binding.backoffNew, backoffConfig(options));
+    const plan = backoffPlan(options);
+    this._plan = plan;
+    this._token = create(binding.backoffNew, plan.native);
     this._h = binding.handleOf(this._token);
   }
 
   delayMs(attempt, previousMs = 0) {
     argument(attempt, 'attempt', ATTEMPT);
     argument(previousMs, 'previousMs');
+    if (this._plan.wait !== undefined) return this._plan.wait(attempt, undefined, undefined);
     return binding.backoffDelay(this._h, attempt, previousMs);
   }
 
-  /** `min(maxMs, baseMs · multiplier^(attempt−1))`, no jitter (`attempt` a whole number ≥ 1). */
+  /**
+   * The delay before jitter (`attempt` a whole number ≥ 1): for the
+   * exponential family `min(maxMs, baseMs · multiplier^(attempt−1))`.
+   */
   exponentialMs(attempt) {
     argument(attempt, 'attempt', ATTEMPT);
+    if (this._plan.base !== undefined) return this._plan.base(attempt, undefined, undefined);
     return binding.backoffExponential(this._h, attempt);
   }
 
@@ -212,7 +222,10 @@ const GIVE_UP = Object.fromEntries(constants.giveUp.map((g) => [String(g.code), 
 // gives up with the caller's error, as one past a deadline does.
 const NO_DEADLINE_MS = 2 ** 62 / 1e6;
 
-const RETRY_KEYS = ['attempts', 'backoff', 'shouldRetry', 'budget', 'throttle', 'deadlineMs', 'retryAfterMs', 'onRetry', 'signal', 'name'];
+const RETRY_KEYS = [
+  'attempts', 'backoff', 'shouldRetry', 'retryOnResult', 'budget', 'throttle', 'deadlineMs', 'retryAfterMs', 'onRetry', 'signal', 'name',
+];
+const MAX_ATTEMPTS_CODE = constants.giveUp.find((g) => g.name === 'maxAttempts').code;
 let unnamed = 0;
 
 /**
@@ -227,7 +240,8 @@ class Retry {
     if (!isPlainObject(options)) throw configError('options', 'must be an object');
     only(options, RETRY_KEYS);
     const attempts = number(options, 'attempts', 'attempts', { min: 1, integer: true, max: 2 ** 32 - 1 });
-    const backoff = backoffConfig(options.backoff);
+    const plan = backoffPlan(options.backoff);
+    this._wait = plan.wait;
     const budget = options.budget;
     const throttle = options.throttle;
     if (budget !== undefined && !(budget instanceof RetryBudget)) throw configError('budget', 'must be a RetryBudget');
@@ -235,11 +249,12 @@ class Retry {
     if (budget !== undefined && throttle !== undefined) throw configError('throttle', 'give a budget or a throttle, not both');
     this._deadlineMs = number(options, 'deadlineMs', 'deadlineMs', { min: 0, exclusive: true });
     this._shouldRetry = optionalFunction(options, 'shouldRetry');
+    this._retryOnResult = optionalFunction(options, 'retryOnResult');
     this._retryAfter = optionalFunction(options, 'retryAfterMs');
     this._onRetry = optionalFunction(options, 'onRetry');
     this._budget = budget;
     this._throttle = throttle;
-    this._token = create(binding.retryPolicyNew, { attempts, backoff }, budget && budget._h, throttle && throttle._h);
+    this._token = create(binding.retryPolicyNew, { attempts, backoff: plan.native }, budget && budget._h, throttle && throttle._h);
     this._h = binding.handleOf(this._token);
     this.attempts = attempts === undefined ? 3 : attempts;
     this.name = nameOption(options, `retry-${++unnamed}`);
@@ -268,19 +283,61 @@ class Retry {
     let previousMs = 0;
     for (;;) {
       let value;
+      let delay;
       try {
         value = await fn({ attempt, signal, deadline });
       } catch (error) {
-        const delay = this._decide(error, attempt, previousMs, signal, deadline);
+        delay = this._decide(error, attempt, previousMs, signal, deadline);
         if (this._onRetry !== undefined) this._onRetry({ attempt, delayMs: delay, error });
-        await sleep(delay, signal);
-        previousMs = delay;
-        attempt += 1;
-        continue;
       }
-      if (this._throttle !== undefined) retryThrottleRecordSuccess(this._throttle._h);
-      return value;
+      if (delay === undefined) {
+        // A returned value the user marks a failure (an HTTP 503 returned, not
+        // thrown) is retried like an error; when retrying stops, for whatever
+        // reason, the caller gets the last value (DESIGN §1).
+        if (this._retryOnResult === undefined || !this._retryOnResult(value, attempt)
+          || (signal !== undefined && signal.aborted)) {
+          if (this._throttle !== undefined) retryThrottleRecordSuccess(this._throttle._h);
+          return value;
+        }
+        delay = this._delay(undefined, value, attempt, previousMs, deadline);
+        if (delay < 0) return value;
+        if (this._onRetry !== undefined) this._onRetry({ attempt, delayMs: delay, error: undefined, result: value });
+      }
+      if (testing.sleep && delay > 0) await sleep(delay, signal);
+      else if (signal !== undefined && signal.aborted) throw abortedError(signal);
+      previousMs = delay;
+      attempt += 1;
     }
+  }
+
+  /**
+   * The delay (ms) before the next attempt after a failed one (its `error`, or
+   * the returned `result` marked a failure), or the core's negative give-up
+   * code; counts the decision.
+   */
+  _delay(error, result, attempt, previousMs, deadline) {
+    if (testing.attempts !== undefined && attempt >= testing.attempts) {
+      this._counts.maxAttempts += 1;
+      return MAX_ATTEMPTS_CODE;
+    }
+    const subject = error !== undefined ? error : result;
+    let retryAfter = this._retryAfter !== undefined ? this._retryAfter(subject) : retryAfterOf(subject);
+    if (typeof retryAfter !== 'number' || !(retryAfter >= 0)) retryAfter = constants.absent;
+    if (this._wait !== undefined) {
+      // After the last attempt the core gives up (and a throttle still counts
+      // the failure): the user's wait function is not asked for a delay.
+      const own = attempt >= this.attempts ? 0 : this._wait(attempt, error, result);
+      if (!(retryAfter >= own)) retryAfter = own;
+    }
+    const left = deadline !== undefined ? deadline.remainingMs() : NO_DEADLINE_MS;
+    const d = binding.retryPolicyDecide(this._h, attempt, previousMs, left, retryAfter, undefined);
+    if (d >= 0) {
+      this._counts.retries += 1;
+      return this._wait !== undefined ? ownDelay(d) : d;
+    }
+    const why = GIVE_UP[d];
+    if (why !== undefined) this._counts[why] += 1;
+    return d;
   }
 
   /** The delay before the next attempt, or throws what the caller should see. */
@@ -288,16 +345,9 @@ class Retry {
     if (signal !== undefined && signal.aborted) throw error; // the caller's own cancellation
     if (isSeawallError(error, codes.EABORTED)) throw error;
     if (this._shouldRetry !== undefined && !this._shouldRetry(error, attempt)) throw error;
-    let retryAfter = this._retryAfter !== undefined ? this._retryAfter(error) : retryAfterOf(error);
-    if (typeof retryAfter !== 'number' || !(retryAfter >= 0)) retryAfter = constants.absent;
-    const left = deadline !== undefined ? deadline.remainingMs() : NO_DEADLINE_MS;
-    const d = binding.retryPolicyDecide(this._h, attempt, previousMs, left, retryAfter, undefined);
-    if (d >= 0) {
-      this._counts.retries += 1;
-      return d;
-    }
+    const d = this._delay(error, undefined, attempt, previousMs, deadline);
+    if (d >= 0) return d;
     const why = GIVE_UP[d];
-    if (why !== undefined) this._counts[why] += 1;
     if (why === 'budgetExhausted' || why === 'throttled') {
       throw new SeawallError(codes.ERETRYBUDGET, `retry refused (${why}) after attempt ${attempt}`, {
         cause: error, attempts: attempt, reason: why,
