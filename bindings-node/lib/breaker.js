@@ -7,7 +7,7 @@
 // (this call, another call, another process sharing the breaker), so comparing it
 // with the last one seen is how events are noticed: no timers, no polling loop.
 
-const { EventEmitter } = require('node:events');
+const { SafeEmitter, disposable } = require('./hooks');
 const { binding, fast, constants } = require('./native');
 const {
   SeawallError, isSeawallError, codes, configError, abortedError, fromNative, sharedOpenError, refuseCloning, refusal,
@@ -32,7 +32,6 @@ const FORCED_OPEN = STATES.indexOf('forcedOpen');
 const STATE_EVENTS = STATES.map((s) => (s === 'closed' ? 'close' : s));
 const TIMED_EVENTS = new Set(['success', 'failure']);
 const NO_SIGNAL = Object.freeze({ signal: undefined });
-const disposeSymbol = Symbol.dispose || Symbol.for('nodejs.dispose');
 
 let unnamed = 0;
 
@@ -69,19 +68,12 @@ function circuitOpenError(name, code, h, nowMs) {
   });
 }
 
-/** A listener handle: `dispose()` (or `using`) removes the listener. */
-function disposable(emitter, event, listener) {
-  emitter.on(event, listener);
-  const dispose = () => emitter.off(event, listener);
-  return { dispose, [disposeSymbol]: dispose };
-}
-
 /**
  * A circuit breaker (DESIGN §3; resilience4j's rules, with epoch-tagged permits so
  * a stale outcome never opens or closes it). Durations in milliseconds, rates in
  * percent.
  */
-class CircuitBreaker extends EventEmitter {
+class CircuitBreaker extends SafeEmitter {
   /**
    * @param {Function|object} [actionOrOptions] an action for `fire(...args)`
    *   (opossum style), or the options
@@ -260,6 +252,10 @@ class CircuitBreaker extends EventEmitter {
     } else {
       this.emit(STATE_EVENTS[state], { epoch });
     }
+  }
+
+  _owner() {
+    return `circuit breaker '${this.name}'`;
   }
 
   /** `closed`, `open`, `halfOpen`, `forcedOpen` or `disabled` (`open` until a call moves it on). */

@@ -14,6 +14,7 @@ const { listen, noop } = require('./abort');
 const { Deadline } = require('./deadline');
 const { callOptions } = require('./call');
 const { backoffPlan, ownDelay } = require('./waits');
+const { callSafely } = require('./hooks');
 const { settings: testing } = require('./testing');
 const { LongTimer } = require('./timers');
 
@@ -288,7 +289,7 @@ class Retry {
         value = await fn({ attempt, signal, deadline });
       } catch (error) {
         delay = this._decide(error, attempt, previousMs, signal, deadline);
-        if (this._onRetry !== undefined) this._onRetry({ attempt, delayMs: delay, error });
+        if (this._onRetry !== undefined) this._hook({ attempt, delayMs: delay, error });
       }
       if (delay === undefined) {
         // A returned value the user marks a failure (an HTTP 503 returned, not
@@ -301,13 +302,18 @@ class Retry {
         }
         delay = this._delay(undefined, value, attempt, previousMs, deadline);
         if (delay < 0) return value;
-        if (this._onRetry !== undefined) this._onRetry({ attempt, delayMs: delay, error: undefined, result: value });
+        if (this._onRetry !== undefined) this._hook({ attempt, delayMs: delay, error: undefined, result: value });
       }
       if (testing.sleep && delay > 0) await sleep(delay, signal);
       else if (signal !== undefined && signal.aborted) throw abortedError(signal);
       previousMs = delay;
       attempt += 1;
     }
+  }
+
+  /** Call onRetry; what it throws is reported, never the caller's (DESIGN §1). */
+  _hook(info) {
+    callSafely(undefined, this._onRetry, [info], `retry '${this.name}'`, 'onRetry');
   }
 
   /**
