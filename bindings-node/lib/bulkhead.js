@@ -26,6 +26,7 @@ const {
 const { only, number, argument, semaphoreConfig, isPlainObject, name: nameOption, PRIORITIES, BULKHEAD_KEYS } = require('./config');
 const { listen, noop } = require('./abort');
 const { callOptions } = require('./call');
+const { SafeEmitter, disposable } = require('./hooks');
 const { LongTimer } = require('./timers');
 
 const { semaphoreAcquire, semaphoreRelease, semaphorePoll, semaphoreCancel } = fast;
@@ -61,7 +62,7 @@ function rejection(name, code, priority) {
   });
 }
 
-class Bulkhead {
+class Bulkhead extends SafeEmitter {
   /**
    * @param {object} options `maxConcurrent` (default 10), `maxQueue` (default 0),
    *   `queueTimeoutMs` (any length; default and `Infinity`: wait as long as it
@@ -74,6 +75,7 @@ class Bulkhead {
    *   opened.
    */
   constructor(options = {}) {
+    super();
     if (!isPlainObject(options)) throw configError('options', 'must be an object');
     only(options, BULKHEAD_KEYS);
     const shared = options.shared;
@@ -127,7 +129,7 @@ class Bulkhead {
     if (signal !== undefined && signal.aborted) throw abortedError(signal);
     const r = semaphoreAcquire(this._h, priority, this.maxQueue > 0 ? 1 : 0);
     if (r !== ADMITTED) {
-      if (r >= 0) await this._wait(r, signal);
+      if (r >= 0) await this._wait(r, signal, priorityName);
       else this._refuse(r, priorityName);
     }
     this._counts.admitted += 1;
@@ -150,20 +152,33 @@ class Bulkhead {
   _refuse(code, priority) {
     const err = rejection(this.name, code, priority);
     this._counts[err.reason] += 1;
+    this.emit('reject', { reason: err.reason, priority, active: err.active, queued: err.queued, error: err });
     throw err;
   }
 
-  _wait(ticket, signal) {
+  _owner() {
+    return `bulkhead '${this.name}'`;
+  }
+
+  /**
+   * Listen to each refusal (`{ reason, priority, active, queued, error }`,
+   * reason shed, full or queueTimeout); returns a Disposable.
+   */
+  onReject(listener) { return disposable(this, 'reject', listener); }
+
+  _wait(ticket, signal, priority) {
     return new Promise((resolve, reject) => {
-      const w = { ticket, resolve, reject, timer: undefined, off: noop, done: false };
+      const w = { ticket, priority, resolve, reject, timer: undefined, off: noop, done: false };
       if (this._queueTimeoutMs !== undefined) {
         const ms = this._queueTimeoutMs;
         w.timer = new LongTimer(() => {
           this._counts.queueTimeout += 1;
           const { active, queued } = binding.semaphoreSnapshot(this._h);
-          this._leave(w, new SeawallError(codes.EBULKHEADFULL, `bulkhead '${this.name}': no permit within ${ms} ms`, {
+          const err = new SeawallError(codes.EBULKHEADFULL, `bulkhead '${this.name}': no permit within ${ms} ms`, {
             bulkhead: this.name, reason: 'queueTimeout', active, queued,
-          }));
+          });
+          this._leave(w, err);
+          this.emit('reject', { reason: 'queueTimeout', priority: w.priority, active, queued, error: err });
         }, ms);
       }
       if (signal !== undefined) {

@@ -378,12 +378,24 @@ export interface RetryContext {
   deadline: Deadline | undefined;
 }
 
-/** A reusable retry policy. */
-export declare class Retry implements Policy<RetryContext> {
+/** Why a retry policy stopped retrying. */
+export type GiveUpReason = 'maxAttempts' | 'deadline' | 'budgetExhausted' | 'throttled' | 'notRetryable' | 'aborted';
+/** Each retry: the failed attempt, the delay before the next, its error or returned failure. */
+export interface RetryEvent { attempt: number; delayMs: number; error: unknown; result?: unknown }
+/** A give-up: why, after how many attempts, and the last error or returned failure. */
+export interface GiveUpEvent { reason: GiveUpReason; attempts: number; error: unknown; result: unknown }
+
+/**
+ * A reusable retry policy. Events `retry` and `giveUp` (also `onRetry(fn)` /
+ * `onGiveUp(fn)`, returning a Disposable); a listener that throws changes nothing.
+ */
+export declare class Retry extends EventEmitter implements Policy<RetryContext> {
   constructor(options?: RetryOptions);
   readonly attempts: number;
   readonly name: string;
   metrics(): RetryMetrics;
+  onRetry(listener: (event: RetryEvent) => void): Disposable;
+  onGiveUp(listener: (event: GiveUpEvent) => void): Disposable;
   execute<T>(fn: (ctx: RetryContext) => T | PromiseLike<T>, options?: ExecuteOptions | AbortSignal): Promise<T>;
 }
 
@@ -439,9 +451,19 @@ export interface BulkheadMetrics {
   ticketsOutstanding: number | null;
 }
 
-/** Bulkhead with priority load shedding (DESIGN §5). */
-export declare class Bulkhead implements Policy {
+/** A bulkhead's refusal. */
+export interface BulkheadRejectEvent {
+  reason: 'shed' | 'full' | 'queueTimeout';
+  priority: Priority;
+  active: number;
+  queued: number;
+  error: SeawallError;
+}
+
+/** Bulkhead with priority load shedding (DESIGN §5). Event `reject` (also `onReject(fn)`). */
+export declare class Bulkhead extends EventEmitter implements Policy {
   constructor(options?: BulkheadOptions);
+  onReject(listener: (event: BulkheadRejectEvent) => void): Disposable;
   readonly name: string;
   readonly maxConcurrent: number;
   readonly maxQueue: number;
@@ -481,10 +503,12 @@ export declare class SemaphoreCore {
  * first, then rejects with ETIMEDOUT. Anything else: EINVALIDCONFIG (`strategy`).
  */
 export type TimeoutStrategy = 'aggressive' | 'cooperative';
-export declare class Timeout implements Policy {
+/** Event `timeout` (also `onTimeout(fn)`): a call ran out of time. */
+export declare class Timeout extends EventEmitter implements Policy {
   constructor(ms: number, strategy?: TimeoutStrategy);
   readonly ms: number;
   readonly strategy: TimeoutStrategy;
+  onTimeout(listener: (event: { timeoutMs: number; byDeadline: boolean; error: SeawallError }) => void): Disposable;
   execute<T>(fn: (ctx: { signal: AbortSignal; deadline: Deadline | undefined }) => T | PromiseLike<T>, options?: ExecuteOptions | AbortSignal): Promise<T>;
 }
 export declare function timeout(ms: number, strategy?: TimeoutStrategy): Timeout;
@@ -549,9 +573,11 @@ export interface PipelineResult<T> {
 }
 
 /** DESIGN §9 order: fallback → bulkhead → breaker → retry → timeout/deadline → call. */
-export declare class Pipeline {
+export declare class Pipeline extends EventEmitter {
   constructor(options?: PipelineOptions);
   readonly staleCache: StaleCache<any, any> | undefined;
+  /** Event `fallback`: the stale cache or a fallback answered (`source`), after `error` or a returned failure `result`. */
+  onFallback(listener: (event: { source: Source; error: unknown; result: unknown }) => void): Disposable;
   execute<T>(fn: (ctx: CallContext) => T | PromiseLike<T>, options?: (ExecuteOptions & { key?: unknown }) | AbortSignal): Promise<PipelineResult<Awaited<T>>>;
 }
 export declare function pipeline(options?: PipelineOptions): Pipeline;

@@ -13,6 +13,7 @@ const { configError } = require('./errors');
 const { only, number, isPlainObject, optionalFunction } = require('./config');
 const { Deadline } = require('./deadline');
 const { callOptions } = require('./call');
+const { SafeEmitter, disposable } = require('./hooks');
 const { Timeout } = require('./timeout');
 
 // lru-cache allocates its index arrays for `max` entries up front (about 12
@@ -93,8 +94,9 @@ class StaleCache {
 
 const PIPELINE_KEYS = ['bulkhead', 'breaker', 'retry', 'timeout', 'deadlineMs', 'fallback', 'staleCache', 'isFailureResult'];
 
-class Pipeline {
+class Pipeline extends SafeEmitter {
   constructor(options = {}) {
+    super();
     if (!isPlainObject(options)) throw configError('options', 'must be an object');
     only(options, PIPELINE_KEYS);
     const layers = [];
@@ -120,6 +122,21 @@ class Pipeline {
     this._isFailureResult = optionalFunction(options, 'isFailureResult');
     const sc = options.staleCache;
     this.staleCache = sc === undefined ? undefined : sc instanceof StaleCache ? sc : new StaleCache(sc);
+  }
+
+  /** Tell the 'fallback' listeners which source answered; returns `answer`. */
+  _fellBack(answer) {
+    this.emit('fallback', { source: answer.source, error: answer.error, result: answer.result });
+    return answer;
+  }
+
+  _owner() {
+    return 'pipeline';
+  }
+
+  /** Listen to each answer of the stale cache or a fallback (`{ source, error, result }`); returns a Disposable. */
+  onFallback(listener) {
+    return disposable(this, 'fallback', listener);
   }
 
   /**
@@ -161,12 +178,12 @@ class Pipeline {
     const why = failed ? { result } : { error };
     if (this.staleCache !== undefined && key !== undefined) {
       const stale = this.staleCache.get(key);
-      if (stale !== undefined) return { value: stale, source: 'stale-cache', degraded: true, ...why };
+      if (stale !== undefined) return this._fellBack({ value: stale, source: 'stale-cache', degraded: true, ...why });
     }
     for (let k = 0; k < this._fallbacks.length; k++) {
       try {
         const value = await this._fallbacks[k](error, { key, result });
-        return { value, source: `fallback-${k + 1}`, degraded: true, ...why };
+        return this._fellBack({ value, source: `fallback-${k + 1}`, degraded: true, ...why });
       } catch {
         // try the next fallback; the primary error is what the caller sees
       }

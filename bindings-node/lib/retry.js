@@ -14,7 +14,7 @@ const { listen, noop } = require('./abort');
 const { Deadline } = require('./deadline');
 const { callOptions } = require('./call');
 const { backoffPlan, ownDelay } = require('./waits');
-const { callSafely } = require('./hooks');
+const { SafeEmitter, callSafely, disposable } = require('./hooks');
 const { settings: testing } = require('./testing');
 const { LongTimer } = require('./timers');
 
@@ -236,8 +236,9 @@ let unnamed = 0;
  * error is thrown unchanged in those cases), or the budget / throttle refuses
  * (ERETRYBUDGET, with the last error as `cause`).
  */
-class Retry {
+class Retry extends SafeEmitter {
   constructor(options = {}) {
+    super();
     if (!isPlainObject(options)) throw configError('options', 'must be an object');
     only(options, RETRY_KEYS);
     const attempts = number(options, 'attempts', 'attempts', { min: 1, integer: true, max: 2 ** 32 - 1 });
@@ -289,7 +290,7 @@ class Retry {
         value = await fn({ attempt, signal, deadline });
       } catch (error) {
         delay = this._decide(error, attempt, previousMs, signal, deadline);
-        if (this._onRetry !== undefined) this._hook({ attempt, delayMs: delay, error });
+        this._hook({ attempt, delayMs: delay, error });
       }
       if (delay === undefined) {
         // A returned value the user marks a failure (an HTTP 503 returned, not
@@ -301,8 +302,11 @@ class Retry {
           return value;
         }
         delay = this._delay(undefined, value, attempt, previousMs, deadline);
-        if (delay < 0) return value;
-        if (this._onRetry !== undefined) this._hook({ attempt, delayMs: delay, error: undefined, result: value });
+        if (delay < 0) {
+          this.emit('giveUp', { reason: GIVE_UP[delay], attempts: attempt, error: undefined, result: value });
+          return value;
+        }
+        this._hook({ attempt, delayMs: delay, error: undefined, result: value });
       }
       if (testing.sleep && delay > 0) await sleep(delay, signal);
       else if (signal !== undefined && signal.aborted) throw abortedError(signal);
@@ -311,10 +315,31 @@ class Retry {
     }
   }
 
-  /** Call onRetry; what it throws is reported, never the caller's (DESIGN §1). */
+  /** Call the onRetry option and the 'retry' listeners; what they throw is reported, never the caller's (DESIGN §1). */
   _hook(info) {
-    callSafely(undefined, this._onRetry, [info], `retry '${this.name}'`, 'onRetry');
+    if (this._onRetry !== undefined) callSafely(undefined, this._onRetry, [info], this._owner(), 'onRetry');
+    this.emit('retry', info);
   }
+
+  /** Stop retrying for `reason` (not one of the core's): tell the listeners, throw `error`. */
+  _giveUp(reason, attempts, error) {
+    this.emit('giveUp', { reason, attempts, error, result: undefined });
+    throw error;
+  }
+
+  _owner() {
+    return `retry '${this.name}'`;
+  }
+
+  /** Listen to each retry (`{ attempt, delayMs, error, result }`); returns a Disposable. */
+  onRetry(listener) { return disposable(this, 'retry', listener); }
+
+  /**
+   * Listen to each give-up (`{ reason, attempts, error, result }`, reason
+   * maxAttempts, deadline, budgetExhausted, throttled, notRetryable or
+   * aborted); returns a Disposable.
+   */
+  onGiveUp(listener) { return disposable(this, 'giveUp', listener); }
 
   /**
    * The delay (ms) before the next attempt after a failed one (its `error`, or
@@ -348,12 +373,13 @@ class Retry {
 
   /** The delay before the next attempt, or throws what the caller should see. */
   _decide(error, attempt, previousMs, signal, deadline) {
-    if (signal !== undefined && signal.aborted) throw error; // the caller's own cancellation
-    if (isSeawallError(error, codes.EABORTED)) throw error;
-    if (this._shouldRetry !== undefined && !this._shouldRetry(error, attempt)) throw error;
+    // the caller's own cancellation
+    if ((signal !== undefined && signal.aborted) || isSeawallError(error, codes.EABORTED)) this._giveUp('aborted', attempt, error);
+    if (this._shouldRetry !== undefined && !this._shouldRetry(error, attempt)) this._giveUp('notRetryable', attempt, error);
     const d = this._delay(error, undefined, attempt, previousMs, deadline);
     if (d >= 0) return d;
     const why = GIVE_UP[d];
+    this.emit('giveUp', { reason: why, attempts: attempt, error, result: undefined });
     if (why === 'budgetExhausted' || why === 'throttled') {
       throw new SeawallError(codes.ERETRYBUDGET, `retry refused (${why}) after attempt ${attempt}`, {
         cause: error, attempts: attempt, reason: why,

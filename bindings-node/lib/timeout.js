@@ -7,6 +7,7 @@
 const { SeawallError, codes, configError, abortedError } = require('./errors');
 const { listen, noop } = require('./abort');
 const { callOptions } = require('./call');
+const { SafeEmitter, disposable } = require('./hooks');
 const { LongTimer } = require('./timers');
 
 function timeoutError(ms, deadline) {
@@ -17,7 +18,7 @@ function timeoutError(ms, deadline) {
 
 const STRATEGIES = ['aggressive', 'cooperative'];
 
-class Timeout {
+class Timeout extends SafeEmitter {
   /**
    * @param {number} ms how long one call may take (ms, > 0; any length, timers
    *   past Node's 24.8-day limit are chained; `Infinity`: no time limit, only the
@@ -28,6 +29,7 @@ class Timeout {
    *   nothing of the call outlives the rejection. Anything else: EINVALIDCONFIG.
    */
   constructor(ms, strategy = 'aggressive') {
+    super();
     if (typeof ms !== 'number' || !(ms > 0)) {
       throw configError('timeoutMs', `must be a number of ms greater than 0 (or Infinity), not ${ms}`);
     }
@@ -36,6 +38,15 @@ class Timeout {
     }
     this.ms = ms;
     this.strategy = strategy;
+  }
+
+  _owner() {
+    return `timeout(${this.ms})`;
+  }
+
+  /** Listen to each call that runs out of time (`{ timeoutMs, byDeadline, error }`); returns a Disposable. */
+  onTimeout(listener) {
+    return disposable(this, 'timeout', listener);
   }
 
   /**
@@ -75,6 +86,7 @@ class Timeout {
         if (settled) return;
         off();
         const err = timeoutError(ms, byDeadline);
+        this.emit('timeout', { timeoutMs: ms, byDeadline, error: err });
         if (cooperative) {
           late = err;
           controller.abort(err);

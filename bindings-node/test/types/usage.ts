@@ -104,6 +104,14 @@ export async function main(): Promise<void> {
   const resultPipeline = pipeline({ isFailureResult: (r: { status: number }) => r.status >= 500 });
   const pr = await resultPipeline.execute(() => ({ status: 503 }));
   console.log(onResult, linear, custom, was, pr.result);
+  const hooks = [
+    linear.onRetry(({ attempt, delayMs }) => console.log(attempt, delayMs)),
+    linear.onGiveUp(({ reason }) => { const r: 'maxAttempts' | 'deadline' | 'budgetExhausted' | 'throttled' | 'notRetryable' | 'aborted' = reason; console.log(r); }),
+    new Bulkhead().onReject(({ reason, priority }) => console.log(reason, priority)),
+    timeout(10).onTimeout(({ timeoutMs }) => console.log(timeoutMs)),
+    resultPipeline.onFallback(({ source }) => console.log(source)),
+  ];
+  for (const h of hooks) h.dispose();
   const cooperative = timeout(500, 'cooperative');
   const strategy: 'aggressive' | 'cooperative' = cooperative.strategy;
   // @ts-expect-error only 'aggressive' and 'cooperative'
