@@ -152,7 +152,10 @@ class Bulkhead extends SafeEmitter {
   _refuse(code, priority) {
     const err = rejection(this.name, code, priority);
     this._counts[err.reason] += 1;
-    this.emit('reject', { reason: err.reason, priority, active: err.active, queued: err.queued, error: err });
+    // The event's record is built only for a listener: a refusal is the hot path under load.
+    if (this.listenerCount('reject') !== 0) {
+      this.emit('reject', { reason: err.reason, priority, active: err.active, queued: err.queued, error: err });
+    }
     throw err;
   }
 
