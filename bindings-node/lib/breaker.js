@@ -35,6 +35,30 @@ const NO_SIGNAL = Object.freeze({ signal: undefined });
 
 let unnamed = 0;
 
+/** The version of the record `toJSON()` exports and `initialState` takes. */
+const EXPORT_VERSION = 1;
+const EXPORT_KEYS = ['version', 'state', 'openings', 'retryAfterMs'];
+
+/** An `initialState` record, checked: EINVALIDCONFIG naming the field otherwise. */
+function checkExported(r) {
+  if (r === null || typeof r !== 'object' || Array.isArray(r)) {
+    throw configError('initialState', 'must be a record from breaker.toJSON(): { version, state, openings, retryAfterMs }');
+  }
+  only(r, EXPORT_KEYS, 'initialState');
+  if (r.version !== EXPORT_VERSION) {
+    throw configError('initialState.version', `must be ${EXPORT_VERSION} (a record of this version of seawall), not ${JSON.stringify(r.version)}`);
+  }
+  if (!STATES.includes(r.state)) throw configError('initialState.state', `must be one of ${STATES.join(', ')}, not ${JSON.stringify(r.state)}`);
+  const openings = argument(r.openings, 'initialState.openings', { integer: true, max: 2 ** 32 - 1 });
+  let retryAfterMs = null;
+  if (r.state === 'open') {
+    retryAfterMs = argument(r.retryAfterMs, 'initialState.retryAfterMs');
+  } else if (r.retryAfterMs !== null && r.retryAfterMs !== undefined) {
+    throw configError('initialState.retryAfterMs', `must be null unless the state is open, not ${String(r.retryAfterMs)}`);
+  }
+  return { state: r.state, openings, retryAfterMs };
+}
+
 /**
  * The ECIRCUITOPEN (or EPERMITS) error of rejection `code` by breaker handle
  * `h` (at `nowMs` of the caller's clock, or now).
@@ -98,6 +122,7 @@ class CircuitBreaker extends SafeEmitter {
       throw configError('shared', 'must be a non-empty region name');
     }
     const native = breakerConfig(options);
+    const initial = options.initialState === undefined ? undefined : checkExported(options.initialState);
     this.name = nameOption(options, shared !== undefined ? shared : `breaker-${++unnamed}`);
     this._action = action;
     this._isFailure = optionalFunction(options, 'isFailure');
@@ -115,6 +140,7 @@ class CircuitBreaker extends SafeEmitter {
     }
     this._token = token;
     this._h = binding.handleOf(token);
+    if (initial !== undefined) this._start(initial, shared);
     this._shared = shared;
     this._local = shared === undefined;
     this._admittedHere = 0;
@@ -258,6 +284,40 @@ class CircuitBreaker extends SafeEmitter {
     return `circuit breaker '${this.name}'`;
   }
 
+  /**
+   * The breaker's state as a plain record (DESIGN §3.7; opossum `toJSON`):
+   * `{ version: 1, state, openings, retryAfterMs }`, `openings` the consecutive
+   * openings, `retryAfterMs` the time `open` has left (null in other states).
+   * `new CircuitBreaker({ ...options, initialState: record })` starts there.
+   * Window counts are not carried.
+   */
+  toJSON() {
+    this._sync();
+    const m = binding.breakerMetrics(this._h, undefined);
+    const open = m.state === 'open';
+    return {
+      version: EXPORT_VERSION,
+      state: m.state,
+      openings: m.openings,
+      retryAfterMs: open ? (m.retryAfterMs === undefined ? 0 : m.retryAfterMs) : null,
+    };
+  }
+
+  /** Start from `initial` (checked); a shared breaker made by another process must already be in its state. */
+  _start(initial, shared) {
+    if (shared === undefined || binding.breakerCreated(this._h)) {
+      binding.breakerRestore(this._h, initial.state, initial.openings, initial.retryAfterMs === null ? 0 : initial.retryAfterMs);
+      this._sync();
+      return;
+    }
+    const now = binding.breakerMetrics(this._h, undefined).state;
+    if (now !== initial.state) {
+      throw new SeawallError(codes.ESHAREDMISMATCH, `shared circuit breaker '${shared}' is already '${now}': `
+        + `its initialState '${initial.state}' disagrees (the region's state is every process's; `
+        + 'leave initialState out, or unlink the region first)', { shared, field: 'initialState' });
+    }
+  }
+
   /** `closed`, `open`, `halfOpen`, `forcedOpen` or `disabled` (`open` until a call moves it on). */
   get state() {
     this._sync();
@@ -363,7 +423,7 @@ const OUTCOMES = Object.assign(Object.create(null), { success: SUCCESS, failure:
  */
 class BreakerCore {
   constructor(options = {}) {
-    only(options, BREAKER_KEYS.filter((k) => !['isFailure', 'isFailureResult', 'errorFilter', 'fallback'].includes(k)));
+    only(options, BREAKER_KEYS.filter((k) => !['isFailure', 'isFailureResult', 'errorFilter', 'fallback', 'initialState'].includes(k)));
     const native = breakerConfig(options);
     try {
       this._token = binding.breakerNew(native, options.shared);

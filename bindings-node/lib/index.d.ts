@@ -133,6 +133,23 @@ export interface CircuitBreakerOptions<T = unknown> {
   errorFilter?: (error: unknown) => boolean;
   /** Called with the error when the breaker refuses or the call fails; its result is returned instead. */
   fallback?: (error: unknown) => T | PromiseLike<T>;
+  /**
+   * Start from a record of `toJSON()` (DESIGN §3.7): `open` for exactly the time
+   * it had left, `halfOpen` as open with no time left, the others as they were.
+   * A bad record: EINVALIDCONFIG naming the field; a shared breaker that another
+   * process made in another state: ESHAREDMISMATCH.
+   */
+  initialState?: BreakerStateRecord;
+}
+
+/** A breaker's exported state (`toJSON()`), the `initialState` of a new one. */
+export interface BreakerStateRecord {
+  version: 1;
+  state: BreakerState;
+  /** Consecutive openings (k of DESIGN §3.2). */
+  openings: number;
+  /** Time `open` has left (ms); null in other states. */
+  retryAfterMs: number | null;
 }
 
 export interface BreakerMetrics {
@@ -195,6 +212,8 @@ export declare class CircuitBreaker<A extends unknown[] = unknown[], R = unknown
   onSuccess(listener: (...args: BreakerEvents['success']) => void): Disposable;
   onFailure(listener: (...args: BreakerEvents['failure']) => void): Disposable;
   onStateChange(listener: (...args: BreakerEvents['stateChange']) => void): Disposable;
+  /** The state as a plain record, for `initialState` (serverless cold starts). */
+  toJSON(): BreakerStateRecord;
   on<E extends keyof BreakerEvents>(event: E, listener: (...args: BreakerEvents[E]) => void): this;
   on(event: string | symbol, listener: (...args: any[]) => void): this;
 }

@@ -112,6 +112,12 @@ export async function main(): Promise<void> {
     resultPipeline.onFallback(({ source }) => console.log(source)),
   ];
   for (const h of hooks) h.dispose();
+  const saved = resultBreaker.toJSON();
+  const resumed = new CircuitBreaker({ consecutiveFailures: 5, initialState: saved });
+  const resumedLeft: number | null = resumed.toJSON().retryAfterMs;
+  // @ts-expect-error a record's version is 1
+  new CircuitBreaker({ initialState: { version: 2, state: 'open', openings: 1, retryAfterMs: 5 } });
+  console.log(resumedLeft);
   const cooperative = timeout(500, 'cooperative');
   const strategy: 'aggressive' | 'cooperative' = cooperative.strategy;
   // @ts-expect-error only 'aggressive' and 'cooperative'

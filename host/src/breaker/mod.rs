@@ -433,4 +433,10 @@ impl Breaker {
     pub fn reset(&self) {
         with_breaker!(self, b => b.reset());
     }
+
+    /// Start from an exported state at `now` (ns): see the core's
+    /// `CircuitBreaker::restore` (DESIGN §3.7).
+    pub fn restore(&self, state: State, openings: u32, open_left_ns: u64, now: u64) {
+        with_breaker!(self, b => b.restore(state, openings, open_left_ns, now));
+    }
 }
