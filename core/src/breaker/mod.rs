@@ -545,6 +545,16 @@ impl<W: SlidingWindow> CircuitBreaker<W> {
         // Invariant: every state change is a new epoch, so permits of the old state
         // are stale; the CAS retries only if another change slipped in between.
         let mut w = self.load();
+        #[cfg(seawall_mutant = "state_change_blind")]
+        {
+            // Mutant: a blind store lets two changes take the same epoch.
+            let _ = &mut w;
+            self.state
+                .store(next(next_epoch(w.epoch())).0, Ordering::Release);
+            self.bump_transitions();
+            return Ok(());
+        }
+        #[cfg(not(seawall_mutant = "state_change_blind"))]
         for _ in 0..MAX_RETRIES {
             match self.cas(w, next(next_epoch(w.epoch()))) {
                 Ok(()) => {
@@ -554,6 +564,7 @@ impl<W: SlidingWindow> CircuitBreaker<W> {
                 Err(cur) => w = cur,
             }
         }
+        #[cfg(not(seawall_mutant = "state_change_blind"))]
         Err(Corrupt)
     }
 
