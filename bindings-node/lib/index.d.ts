@@ -698,7 +698,7 @@ export declare class RateLimiter implements Policy {
   tryAcquire(n?: number, options?: TakeOptions): boolean;
   /** Resolves once `n` cells are taken; ERATELIMITED past `timeoutMs`, EABORTED on abort (nothing left behind). */
   acquire(n?: number, options?: AcquireOptions): Promise<void>;
-  execute<T>(fn: (ctx: CallContext) => T | PromiseLike<T>, options?: ExecuteOptions & { key?: string | number }): Promise<T>;
+  execute<T>(fn: (ctx: CallContext) => T | PromiseLike<T>, options?: (ExecuteOptions & { key?: string | number }) | AbortSignal): Promise<T>;
   wrap<A extends unknown[], R>(fn: (...args: A) => R | PromiseLike<R>, options?: ExecuteOptions & { key?: string | number }): (...args: A) => Promise<Awaited<R>>;
   forKey(key: string | number): KeyedRateLimit;
   metrics(): RateLimiterMetrics;
@@ -711,7 +711,7 @@ export declare class KeyedRateLimit implements Policy {
   take(n?: number, options?: { nowMs?: number }): number;
   tryAcquire(n?: number, options?: { nowMs?: number }): boolean;
   acquire(n?: number, options?: { signal?: AbortSignal; timeoutMs?: number }): Promise<void>;
-  execute<T>(fn: (ctx: CallContext) => T | PromiseLike<T>, options?: ExecuteOptions): Promise<T>;
+  execute<T>(fn: (ctx: CallContext) => T | PromiseLike<T>, options?: ExecuteOptions | AbortSignal): Promise<T>;
   wrap<A extends unknown[], R>(fn: (...args: A) => R | PromiseLike<R>, options?: ExecuteOptions): (...args: A) => Promise<Awaited<R>>;
 }
 

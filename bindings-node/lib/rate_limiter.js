@@ -13,7 +13,7 @@ const { binding, fast } = require('./native');
 const { SeawallError, codes, configError, abortedError, fromNative, sharedOpenError } = require('./errors');
 const { only, number, clockMs, isPlainObject } = require('./config');
 const { checkSignal, listen } = require('./abort');
-const { checkDeadline } = require('./deadline');
+const { callOptions } = require('./call');
 const { LongTimer } = require('./timers');
 
 const { rateLimiterTake } = fast;
@@ -212,15 +212,7 @@ class RateLimiter {
    * a failure. `options.key` picks the key of a keyed limiter.
    */
   async execute(fn, options) {
-    if (typeof fn !== 'function') throw configError('fn', 'must be a function');
-    let signal;
-    let deadline;
-    let key;
-    if (options !== undefined) {
-      signal = checkSignal(options.signal, configError);
-      deadline = checkDeadline(options.deadline);
-      key = options.key;
-    }
+    const { signal, deadline, key } = callOptions(fn, options);
     if (signal !== undefined && signal.aborted) throw abortedError(signal);
     const limit = deadline === undefined ? this.maxWaitMs : Math.min(this.maxWaitMs, deadline.remainingMs());
     const start = performance.now();
@@ -276,8 +268,9 @@ class KeyedRateLimit {
     return this.limiter.acquire(n, { ...options, key: this.key });
   }
 
-  execute(fn, options) {
-    return this.limiter.execute(fn, { ...options, key: this.key });
+  async execute(fn, options) {
+    const { signal, deadline } = callOptions(fn, options);
+    return this.limiter.execute(fn, { signal, deadline, key: this.key });
   }
 
   wrap(fn, options) {

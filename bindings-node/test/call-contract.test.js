@@ -7,7 +7,7 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const {
-  CircuitBreaker, Retry, Bulkhead, timeout, wrap, pipeline, StaleCache, isSeawallError,
+  CircuitBreaker, Retry, Bulkhead, RateLimiter, timeout, wrap, pipeline, StaleCache, isSeawallError,
 } = require('..');
 const { delay, rejection } = require('./helpers');
 
@@ -19,6 +19,8 @@ function policies() {
     timeout: timeout(1000),
     wrap: wrap(new Retry({ attempts: 1 }), timeout(1000)),
     pipeline: pipeline({ retry: new Retry({ attempts: 1 }) }),
+    rateLimiter: new RateLimiter({ rate: 1000 }),
+    keyedRateLimit: new RateLimiter({ rate: 1000, keyed: true }).forKey('client-1'),
   };
 }
 

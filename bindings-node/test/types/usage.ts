@@ -142,8 +142,9 @@ export async function main(): Promise<void> {
   await upstream.acquire(1, { signal: AbortSignal.timeout(1000), timeoutMs: 500 });
   const perClient = new RateLimiter({ rate: 10, keyed: true });
   const client: KeyedRateLimit = perClient.forKey('client-1');
-  const got: string = await client.execute(async () => 'x');
+  const got: string = await client.execute(async () => 'x', AbortSignal.timeout(1000));
+  const limitedOnce: number = await upstream.execute(async () => 1, AbortSignal.timeout(1000));
   const limited = pipeline({ retry: policy, rateLimiter: upstream, timeout: timeout(500) });
   const lm: RateLimiterMetrics = upstream.metrics();
-  console.log(name, n, state, b, r, v, left, h.status(), e.code, registerMetrics, retries, wait, ok, got, limited, lm.admitted, e.retryAfterMs);
+  console.log(name, n, state, b, r, v, left, h.status(), e.code, registerMetrics, retries, wait, ok, got, limited, limitedOnce, lm.admitted, e.retryAfterMs);
 }
