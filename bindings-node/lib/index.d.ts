@@ -685,9 +685,19 @@ export interface AcquireOptions {
   key?: string | number;
 }
 
-/** A GCRA rate limiter (DESIGN §10, as Rust's governor), in this process or shared by the host. */
-export declare class RateLimiter implements Policy {
+export interface RateLimiterRejectEvent {
+  retryAfterMs: number;
+  key: string | number | undefined;
+  error: SeawallError;
+}
+
+/**
+ * A GCRA rate limiter (DESIGN §10, as Rust's governor), in this process or shared by the host.
+ * Event `reject` (also `onReject(fn)`): each ERATELIMITED of `execute` and `acquire`.
+ */
+export declare class RateLimiter extends EventEmitter implements Policy {
   constructor(options: RateLimiterOptions);
+  onReject(listener: (event: RateLimiterRejectEvent) => void): Disposable;
   static unlinkShared(name: string, options?: { keyed?: boolean }): void;
   readonly name: string | undefined;
   readonly keyed: boolean;

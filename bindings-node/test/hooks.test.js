@@ -3,7 +3,7 @@
 // returning a Disposable whose dispose() removes the listener.
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { CircuitBreaker, Retry, Bulkhead, timeout, pipeline, Deadline } = require('..');
+const { CircuitBreaker, Retry, Bulkhead, RateLimiter, timeout, pipeline, Deadline } = require('..');
 const { delay, rejection } = require('./helpers');
 
 test('retry: onRetry(fn) sees each retry, onGiveUp(fn) the reason and last error; dispose removes them', async () => {
@@ -80,4 +80,25 @@ test('breaker: onSuccess / onFailure / onReject / onStateChange disposables', as
   for (const d of ds) d.dispose();
   c.reset();
   assert.equal(seen.length, 4);
+});
+
+test('rate limiter: onReject(fn) with retryAfterMs and the key for each ERATELIMITED; dispose removes it', async () => {
+  // one cell a minute, burst 1: the second call within the minute is refused
+  // with at most 60 000 ms to wait.
+  const l = new RateLimiter({ rate: 1, perMs: 60_000, burst: 1, maxWaitMs: 0, keyed: true });
+  const seen = [];
+  const d = l.onReject((i) => seen.push([i.key, i.error.code, i.retryAfterMs === i.error.retryAfterMs, i.retryAfterMs]));
+  const a = l.forKey('a');
+  assert.equal(await a.execute(() => 1), 1);
+  const e = await rejection(a.execute(() => 2));
+  assert.equal(e.code, 'ERATELIMITED');
+  assert.equal(seen.length, 1);
+  const [key, code, same, wait] = seen[0];
+  assert.deepEqual([key, code, same], ['a', 'ERATELIMITED', true]);
+  assert.ok(wait > 50_000 && wait <= 60_000, String(wait));
+  l.on('reject', () => { throw new Error('listener bug'); });
+  assert.equal((await rejection(l.acquire(1, { key: 'a', timeoutMs: 0 }))).code, 'ERATELIMITED', 'a throwing listener changes nothing');
+  d.dispose();
+  await rejection(a.execute(() => 3));
+  assert.equal(seen.length, 2, 'acquire refused once more while the listener was on');
 });
