@@ -44,6 +44,12 @@ export declare function breakerAcquireAt(h: number, nowMs: number): number
  */
 export declare function breakerControl(h: number, action: string): void
 
+/**
+ * Whether this handle created the breaker (false: it attached to a shared
+ * breaker another process made).
+ */
+export declare function breakerCreated(h: number): boolean
+
 /** Breakers alive in this thread (tests: dropped breakers are freed). */
 export declare function breakerLive(): number
 
@@ -76,6 +82,14 @@ export declare function breakerReclaimAbandoned(h: number): number
 
 /** [`breaker_record`] at `now_ms` of the caller's clock. */
 export declare function breakerRecordAt(h: number, code: number, outcome: number, durationMs: number, nowMs: number): number
+
+/**
+ * Start breaker `h` from an exported state (DESIGN §3.7): `state` one of the
+ * names of `constants().states`, `openings` consecutive openings, `open_left_ms`
+ * the time `open` has left. lib/ checks the record; an unknown state name is a
+ * bug there.
+ */
+export declare function breakerRestore(h: number, state: string, openings: number, openLeftMs: number): void
 
 /**
  * What a rejection in open would report at `now_ms` (default: now), in ms, or
@@ -265,6 +279,16 @@ export interface NativeConstants {
   rejectedPermitsExhausted: number
   /** Breaker rejection: open, `-(rejectedOpenBase + ns)`. */
   rejectedOpenBase: number
+  /**
+   * Largest retry-after (ns) an open rejection carries exactly: a code at it
+   * saturated, and the breaker is asked for the real one.
+   */
+  rejectedOpenMaxNs: number
+  /**
+   * The core's default cap on the open duration (ms), taken when
+   * `maxOpenDurationMs` is not given.
+   */
+  defaultMaxOpenDurationMs: number
   /** Bulkhead acquire: admitted. */
   admitted: number
   /** Bulkhead rejection: `-(base + reason + 2·(queued + span·active))`. */

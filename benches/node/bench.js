@@ -4,11 +4,12 @@
 // run: `execute` on an already-resolved no-op through seawall's CircuitBreaker,
 // opossum (default options, and timeout: false), cockatiel's circuit breaker and
 // a bare `await`; then a retry + breaker + timeout pipeline, seawall's wrap()
-// against cockatiel's wrap(retry, breaker, timeout); then an admitted call
-// through a rate limiter, seawall's RateLimiter (execute, and the synchronous
-// tryAcquire) against bottleneck in local mode (schedule). Contenders run
-// interleaved in rounds and each keeps its median round, so drift hits all of
-// them alike.
+// against cockatiel's wrap(retry, breaker, timeout); then the cost of a refusal
+// (an open breaker's rejection, a full bulkhead's) next to opossum's and
+// cockatiel's, the error caught; then an admitted call through a rate limiter,
+// seawall's RateLimiter (execute, and the synchronous tryAcquire) against
+// bottleneck in local mode (schedule). Contenders run interleaved in rounds and
+// each keeps its median round, so drift hits all of them alike.
 // Prints ns per call and the ratios; nothing here is a pass/fail test.
 //
 //   node benches/node/bench.js          # full run
@@ -34,6 +35,34 @@ const LIMITER_CALLS = quick ? 2_000 : 20_000;
 const BOTTLENECK_CALLS = quick ? 20 : 300;
 
 const noop = () => Promise.resolve(1);
+const never = () => new Promise(() => {});
+const ignore = () => {};
+
+/** Refusals: every breaker held open, every bulkhead full (one call held forever). */
+async function refusers() {
+  const swOpen = new seawall.CircuitBreaker({ name: 'bench-open', consecutiveFailures: 1, openDurationMs: 1e9 });
+  await swOpen.execute(() => { throw new Error('down'); }).catch(ignore);
+  const opOpen = new OpossumBreaker(noop, { timeout: false, resetTimeout: 1e9 });
+  opOpen.open();
+  const ckOpen = cockatiel.circuitBreaker(cockatiel.handleAll, {
+    halfOpenAfter: 1e9, breaker: new cockatiel.ConsecutiveBreaker(1),
+  });
+  await ckOpen.execute(() => { throw new Error('down'); }).catch(ignore);
+  const swFull = new seawall.Bulkhead({ maxConcurrent: 1 });
+  swFull.execute(never);
+  const opFull = new OpossumBreaker(never, { timeout: false, capacity: 1 });
+  opFull.fire().catch(ignore);
+  const ckFull = cockatiel.bulkhead(1, 0);
+  ckFull.execute(never);
+  return {
+    'seawall open rejection': () => swOpen.execute(noop).catch(ignore),
+    'opossum open rejection': () => opOpen.fire().catch(ignore),
+    'cockatiel open rejection': () => ckOpen.execute(noop).catch(ignore),
+    'seawall bulkhead refusal': () => swFull.execute(noop).catch(ignore),
+    'opossum capacity refusal': () => opFull.fire().catch(ignore),
+    'cockatiel bulkhead refusal': () => ckFull.execute(noop).catch(ignore),
+  };
+}
 
 function contenders() {
   const sw = new seawall.CircuitBreaker({ name: 'bench' });
@@ -106,7 +135,7 @@ function median(xs) {
 }
 
 async function main() {
-  const c = contenders();
+  const c = { ...contenders(), ...(await refusers()) };
   const names = Object.keys(c);
   const ns = await measure(c, () => CALLS);
   const bare = ns['bare await'];
@@ -120,6 +149,10 @@ async function main() {
   console.log(`  seawall ÷ opossum (timeout: false):    ${ratio('seawall execute', 'opossum fire (timeout: false)')}`);
   console.log(`  seawall ÷ cockatiel:                   ${ratio('seawall execute', 'cockatiel execute')}`);
   console.log(`  pipeline ÷ cockatiel wrap:             ${ratio('seawall wrap(retry, breaker, timeout)', 'cockatiel wrap(retry, breaker, timeout)')}`);
+  console.log(`  open rejection ÷ opossum:              ${ratio('seawall open rejection', 'opossum open rejection')}`);
+  console.log(`  open rejection ÷ cockatiel:            ${ratio('seawall open rejection', 'cockatiel open rejection')}`);
+  console.log(`  bulkhead refusal ÷ opossum capacity:   ${ratio('seawall bulkhead refusal', 'opossum capacity refusal')}`);
+  console.log(`  bulkhead refusal ÷ cockatiel:          ${ratio('seawall bulkhead refusal', 'cockatiel bulkhead refusal')}`);
   const limiterCalls = (n) => (n.startsWith('bottleneck') ? BOTTLENECK_CALLS : LIMITER_CALLS);
   const rl = await measure(limiterContenders(), limiterCalls);
   console.log(`rate limiter, an admitted call (${LIMITER_CALLS} calls, bottleneck ${BOTTLENECK_CALLS}, × ${ROUNDS} rounds, median round)`);

@@ -7,11 +7,13 @@
 // (this call, another call, another process sharing the breaker), so comparing it
 // with the last one seen is how events are noticed: no timers, no polling loop.
 
-const { EventEmitter } = require('node:events');
+const { SafeEmitter, disposable } = require('./hooks');
 const { binding, fast, constants } = require('./native');
-const { SeawallError, isSeawallError, codes, configError, abortedError, fromNative, sharedOpenError } = require('./errors');
+const {
+  SeawallError, isSeawallError, codes, configError, abortedError, fromNative, sharedOpenError, refuseCloning, refusal,
+} = require('./errors');
 const { breakerConfig, only, optionalFunction, argument, clockMs, name: nameOption, BREAKER_KEYS } = require('./config');
-const { checkSignal } = require('./abort');
+const { callOptions } = require('./call');
 
 const { breakerAcquire, breakerRecord, breakerStateWord } = fast;
 
@@ -30,37 +32,64 @@ const FORCED_OPEN = STATES.indexOf('forcedOpen');
 const STATE_EVENTS = STATES.map((s) => (s === 'closed' ? 'close' : s));
 const TIMED_EVENTS = new Set(['success', 'failure']);
 const NO_SIGNAL = Object.freeze({ signal: undefined });
-const disposeSymbol = Symbol.dispose || Symbol.for('nodejs.dispose');
 
 let unnamed = 0;
 
-function circuitOpenError(name, code) {
+/** The version of the record `toJSON()` exports and `initialState` takes. */
+const EXPORT_VERSION = 1;
+const EXPORT_KEYS = ['version', 'state', 'openings', 'retryAfterMs'];
+
+/** An `initialState` record, checked: EINVALIDCONFIG naming the field otherwise. */
+function checkExported(r) {
+  if (r === null || typeof r !== 'object' || Array.isArray(r)) {
+    throw configError('initialState', 'must be a record from breaker.toJSON(): { version, state, openings, retryAfterMs }');
+  }
+  only(r, EXPORT_KEYS, 'initialState');
+  if (r.version !== EXPORT_VERSION) {
+    throw configError('initialState.version', `must be ${EXPORT_VERSION} (a record of this version of seawall), not ${JSON.stringify(r.version)}`);
+  }
+  if (!STATES.includes(r.state)) throw configError('initialState.state', `must be one of ${STATES.join(', ')}, not ${JSON.stringify(r.state)}`);
+  const openings = argument(r.openings, 'initialState.openings', { integer: true, max: 2 ** 32 - 1 });
+  let retryAfterMs = null;
+  if (r.state === 'open') {
+    retryAfterMs = argument(r.retryAfterMs, 'initialState.retryAfterMs');
+  } else if (r.retryAfterMs !== null && r.retryAfterMs !== undefined) {
+    throw configError('initialState.retryAfterMs', `must be null unless the state is open, not ${String(r.retryAfterMs)}`);
+  }
+  return { state: r.state, openings, retryAfterMs };
+}
+
+/**
+ * The ECIRCUITOPEN (or EPERMITS) error of rejection `code` by breaker handle
+ * `h` (at `nowMs` of the caller's clock, or now).
+ */
+function circuitOpenError(name, code, h, nowMs) {
   if (code <= -constants.rejectedOpenBase) {
-    const retryAfterMs = (-code - constants.rejectedOpenBase) / 1e6;
-    return new SeawallError(codes.ECIRCUITOPEN, `circuit breaker '${name}' is open; retry after ${retryAfterMs} ms`, {
+    const ns = -code - constants.rejectedOpenBase;
+    // A code carries up to 2^52 ns (52 days) exactly; at that it saturated, and
+    // the breaker itself says how long is left (a rare, slower crossing).
+    let retryAfterMs = ns / 1e6;
+    if (ns >= constants.rejectedOpenMaxNs) {
+      const exact = binding.breakerRetryAfterMs(h, nowMs);
+      if (typeof exact === 'number') retryAfterMs = exact;
+    }
+    return refusal(codes.ECIRCUITOPEN, `circuit breaker '${name}' is open; retry after ${retryAfterMs} ms`, {
       breaker: name, state: 'open', retryAfterMs,
     });
   }
   if (code === constants.rejectedForcedOpen) {
-    return new SeawallError(codes.ECIRCUITOPEN, `circuit breaker '${name}' is forced open`, {
+    return refusal(codes.ECIRCUITOPEN, `circuit breaker '${name}' is forced open`, {
       breaker: name, state: 'forcedOpen', retryAfterMs: undefined,
     });
   }
   if (code === constants.rejectedHalfOpen) {
-    return new SeawallError(codes.ECIRCUITOPEN, `circuit breaker '${name}' is half-open and every probe slot is taken`, {
+    return refusal(codes.ECIRCUITOPEN, `circuit breaker '${name}' is half-open and every probe slot is taken`, {
       breaker: name, state: 'halfOpen', retryAfterMs: undefined,
     });
   }
-  return new SeawallError(codes.EPERMITS, `circuit breaker '${name}': all ${constants.permitSlots} shared permit slots are in use`, {
+  return refusal(codes.EPERMITS, `circuit breaker '${name}': all ${constants.permitSlots} shared permit slots are in use`, {
     breaker: name,
   });
-}
-
-/** A listener handle: `dispose()` (or `using`) removes the listener. */
-function disposable(emitter, event, listener) {
-  emitter.on(event, listener);
-  const dispose = () => emitter.off(event, listener);
-  return { dispose, [disposeSymbol]: dispose };
 }
 
 /**
@@ -68,7 +97,7 @@ function disposable(emitter, event, listener) {
  * a stale outcome never opens or closes it). Durations in milliseconds, rates in
  * percent.
  */
-class CircuitBreaker extends EventEmitter {
+class CircuitBreaker extends SafeEmitter {
   /**
    * @param {Function|object} [actionOrOptions] an action for `fire(...args)`
    *   (opossum style), or the options
@@ -93,9 +122,11 @@ class CircuitBreaker extends EventEmitter {
       throw configError('shared', 'must be a non-empty region name');
     }
     const native = breakerConfig(options);
+    const initial = options.initialState === undefined ? undefined : checkExported(options.initialState);
     this.name = nameOption(options, shared !== undefined ? shared : `breaker-${++unnamed}`);
     this._action = action;
     this._isFailure = optionalFunction(options, 'isFailure');
+    this._isFailureResult = optionalFunction(options, 'isFailureResult');
     this._errorFilter = optionalFunction(options, 'errorFilter');
     this._fallback = optionalFunction(options, 'fallback');
     this._slowRule = native.slowCallDurationMs !== undefined && native.slowCallDurationMs >= 0;
@@ -109,6 +140,7 @@ class CircuitBreaker extends EventEmitter {
     }
     this._token = token;
     this._h = binding.handleOf(token);
+    if (initial !== undefined) this._start(initial, shared);
     this._shared = shared;
     this._local = shared === undefined;
     this._admittedHere = 0;
@@ -116,6 +148,7 @@ class CircuitBreaker extends EventEmitter {
     this._state = (word / STATE_SHIFT) | 0;
     this._epoch = word - this._state * STATE_SHIFT;
     this._timed = this._slowRule;
+    refuseCloning(this, 'circuit breaker');
     this.on('newListener', (event) => {
       if (TIMED_EVENTS.has(event)) this._timed = true;
     });
@@ -132,8 +165,7 @@ class CircuitBreaker extends EventEmitter {
    * `ignored` (DESIGN §1), not a failure.
    */
   async execute(fn, options) {
-    if (typeof fn !== 'function') throw configError('fn', 'must be a function');
-    const signal = options === undefined ? undefined : checkSignal(options.signal, configError);
+    const { signal } = callOptions(fn, options);
     if (signal !== undefined && signal.aborted) throw abortedError(signal);
     const h = this._h;
     let permit;
@@ -158,6 +190,13 @@ class CircuitBreaker extends EventEmitter {
       return this._failed(permit, error, t0, signal);
     }
     const durationMs = this._timed ? performance.now() - t0 : 0;
+    if (this._isFailureResult !== undefined && this._resultFailed(value, signal)) {
+      // A returned failure (DESIGN §1): recorded as a failure, but the caller
+      // gets the value, not an error, and no fallback replaces it.
+      if (breakerRecord(h, permit, FAILURE, durationMs) !== this._epoch) this._sync();
+      if (this._timed) this.emit('failure', { error: undefined, result: value, durationMs });
+      return value;
+    }
     if (breakerRecord(h, permit, SUCCESS, durationMs) !== this._epoch) this._sync();
     if (this._timed) this.emit('success', { durationMs });
     return value;
@@ -184,10 +223,19 @@ class CircuitBreaker extends EventEmitter {
 
   _rejected(code) {
     this._sync();
-    const err = circuitOpenError(this.name, code);
+    const err = circuitOpenError(this.name, code, this._h, undefined);
     this.emit('reject', err);
     if (this._fallback !== undefined) return this._fallback(err);
     throw err;
+  }
+
+  _resultFailed(value, signal) {
+    if (signal !== undefined && signal.aborted) return false;
+    try {
+      return Boolean(this._isFailureResult(value));
+    } catch {
+      return true; // a predicate that throws cannot vouch for the value
+    }
   }
 
   _outcomeOf(error, signal) {
@@ -232,6 +280,44 @@ class CircuitBreaker extends EventEmitter {
       this.emit('open', { retryAfterMs: retryAfterMs === null ? undefined : retryAfterMs, epoch });
     } else {
       this.emit(STATE_EVENTS[state], { epoch });
+    }
+  }
+
+  _owner() {
+    return `circuit breaker '${this.name}'`;
+  }
+
+  /**
+   * The breaker's state as a plain record (DESIGN §3.7; opossum `toJSON`):
+   * `{ version: 1, state, openings, retryAfterMs }`, `openings` the consecutive
+   * openings, `retryAfterMs` the time `open` has left (null in other states).
+   * `new CircuitBreaker({ ...options, initialState: record })` starts there.
+   * Window counts are not carried.
+   */
+  toJSON() {
+    this._sync();
+    const m = binding.breakerMetrics(this._h, undefined);
+    const open = m.state === 'open';
+    return {
+      version: EXPORT_VERSION,
+      state: m.state,
+      openings: m.openings,
+      retryAfterMs: open ? (m.retryAfterMs === undefined ? 0 : m.retryAfterMs) : null,
+    };
+  }
+
+  /** Start from `initial` (checked); a shared breaker made by another process must already be in its state. */
+  _start(initial, shared) {
+    if (shared === undefined || binding.breakerCreated(this._h)) {
+      binding.breakerRestore(this._h, initial.state, initial.openings, initial.retryAfterMs === null ? 0 : initial.retryAfterMs);
+      this._sync();
+      return;
+    }
+    const now = binding.breakerMetrics(this._h, undefined).state;
+    if (now !== initial.state) {
+      throw new SeawallError(codes.ESHAREDMISMATCH, `shared circuit breaker '${shared}' is already '${now}': `
+        + `its initialState '${initial.state}' disagrees (the region's state is every process's; `
+        + 'leave initialState out, or unlink the region first)', { shared, field: 'initialState' });
     }
   }
 
@@ -340,7 +426,7 @@ const OUTCOMES = Object.assign(Object.create(null), { success: SUCCESS, failure:
  */
 class BreakerCore {
   constructor(options = {}) {
-    only(options, BREAKER_KEYS.filter((k) => k !== 'isFailure' && k !== 'errorFilter' && k !== 'fallback'));
+    only(options, BREAKER_KEYS.filter((k) => !['isFailure', 'isFailureResult', 'errorFilter', 'fallback', 'initialState'].includes(k)));
     const native = breakerConfig(options);
     try {
       this._token = binding.breakerNew(native, options.shared);
@@ -353,7 +439,7 @@ class BreakerCore {
   /** A permit (a number ≥ 0) at `nowMs`, or the ECIRCUITOPEN error that refused it. */
   tryAcquire(nowMs) {
     const p = binding.breakerAcquireAt(this._h, argument(nowMs, 'nowMs'));
-    return p >= 0 ? { permit: p } : { error: circuitOpenError('core', p) };
+    return p >= 0 ? { permit: p } : { error: circuitOpenError('core', p, this._h, nowMs) };
   }
 
   /**

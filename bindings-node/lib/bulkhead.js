@@ -20,9 +20,13 @@
 // would hold a permit until someone reclaims it.
 
 const { binding, fast, constants } = require('./native');
-const { SeawallError, codes, configError, abortedError, fromNative, sharedOpenError } = require('./errors');
+const {
+  SeawallError, codes, configError, abortedError, fromNative, sharedOpenError, refuseCloning, refusal,
+} = require('./errors');
 const { only, number, argument, semaphoreConfig, isPlainObject, name: nameOption, PRIORITIES, BULKHEAD_KEYS } = require('./config');
-const { checkSignal, listen, noop } = require('./abort');
+const { listen, noop } = require('./abort');
+const { callOptions } = require('./call');
+const { SafeEmitter, disposable } = require('./hooks');
 const { LongTimer } = require('./timers');
 
 const { semaphoreAcquire, semaphoreRelease, semaphorePoll, semaphoreCancel } = fast;
@@ -52,12 +56,12 @@ function rejection(name, code, priority) {
   const queued = rest % constants.occupancySpan;
   const active = (rest - queued) / constants.occupancySpan;
   const what = reason === 'shed' ? `sheds ${priority} priority calls` : 'is full';
-  return new SeawallError(codes.EBULKHEADFULL, `bulkhead '${name}' ${what} (${active} active, ${queued} queued)`, {
+  return refusal(codes.EBULKHEADFULL, `bulkhead '${name}' ${what} (${active} active, ${queued} queued)`, {
     bulkhead: name, reason, active, queued, priority,
   });
 }
 
-class Bulkhead {
+class Bulkhead extends SafeEmitter {
   /**
    * @param {object} options `maxConcurrent` (default 10), `maxQueue` (default 0),
    *   `queueTimeoutMs` (any length; default and `Infinity`: wait as long as it
@@ -70,6 +74,7 @@ class Bulkhead {
    *   opened.
    */
   constructor(options = {}) {
+    super();
     if (!isPlainObject(options)) throw configError('options', 'must be an object');
     only(options, BULKHEAD_KEYS);
     const shared = options.shared;
@@ -95,6 +100,7 @@ class Bulkhead {
     this._timer = undefined;
     this._onTick = shared === undefined ? undefined : () => this._tick();
     this._counts = { admitted: 0, shed: 0, full: 0, queueTimeout: 0, aborted: 0 };
+    refuseCloning(this, 'bulkhead');
   }
 
   /** Whether this bulkhead lives in a region shared by the processes of the host. */
@@ -109,22 +115,19 @@ class Bulkhead {
    * `signal` aborted the wait). `priority`: critical, high, normal (default), low.
    */
   async execute(fn, options) {
-    if (typeof fn !== 'function') throw configError('fn', 'must be a function');
-    let signal;
+    const call = callOptions(fn, options);
+    const signal = call.signal;
     let priority = 2;
     let priorityName = 'normal';
-    if (options !== undefined) {
-      signal = checkSignal(options.signal, configError);
-      if (options.priority !== undefined) {
-        priority = PRIORITY[options.priority];
-        if (priority === undefined) throw configError('priority', `must be one of ${PRIORITIES.join(', ')}`);
-        priorityName = options.priority;
-      }
+    if (call.priority !== undefined) {
+      priority = PRIORITY[call.priority];
+      if (priority === undefined) throw configError('priority', `must be one of ${PRIORITIES.join(', ')}`);
+      priorityName = call.priority;
     }
     if (signal !== undefined && signal.aborted) throw abortedError(signal);
     const r = semaphoreAcquire(this._h, priority, this.maxQueue > 0 ? 1 : 0);
     if (r !== ADMITTED) {
-      if (r >= 0) await this._wait(r, signal);
+      if (r >= 0) await this._wait(r, signal, priorityName);
       else this._refuse(r, priorityName);
     }
     this._counts.admitted += 1;
@@ -147,20 +150,36 @@ class Bulkhead {
   _refuse(code, priority) {
     const err = rejection(this.name, code, priority);
     this._counts[err.reason] += 1;
+    // The event's record is built only for a listener: a refusal is the hot path under load.
+    if (this.listenerCount('reject') !== 0) {
+      this.emit('reject', { reason: err.reason, priority, active: err.active, queued: err.queued, error: err });
+    }
     throw err;
   }
 
-  _wait(ticket, signal) {
+  _owner() {
+    return `bulkhead '${this.name}'`;
+  }
+
+  /**
+   * Listen to each refusal (`{ reason, priority, active, queued, error }`,
+   * reason shed, full or queueTimeout); returns a Disposable.
+   */
+  onReject(listener) { return disposable(this, 'reject', listener); }
+
+  _wait(ticket, signal, priority) {
     return new Promise((resolve, reject) => {
-      const w = { ticket, resolve, reject, timer: undefined, off: noop, done: false };
+      const w = { ticket, priority, resolve, reject, timer: undefined, off: noop, done: false };
       if (this._queueTimeoutMs !== undefined) {
         const ms = this._queueTimeoutMs;
         w.timer = new LongTimer(() => {
           this._counts.queueTimeout += 1;
           const { active, queued } = binding.semaphoreSnapshot(this._h);
-          this._leave(w, new SeawallError(codes.EBULKHEADFULL, `bulkhead '${this.name}': no permit within ${ms} ms`, {
+          const err = new SeawallError(codes.EBULKHEADFULL, `bulkhead '${this.name}': no permit within ${ms} ms`, {
             bulkhead: this.name, reason: 'queueTimeout', active, queued,
-          }));
+          });
+          this._leave(w, err);
+          this.emit('reject', { reason: 'queueTimeout', priority: w.priority, active, queued, error: err });
         }, ms);
       }
       if (signal !== undefined) {

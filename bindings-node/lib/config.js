@@ -103,7 +103,27 @@ function breakerConfig(o) {
   c.halfOpenMaxCalls = number(o, 'halfOpenMaxCalls', 'halfOpenMaxCalls', { min: 1, integer: true });
   c.halfOpenSuccessThreshold = number(o, 'halfOpenSuccessThreshold', 'halfOpenSuccessThreshold', { min: 1, integer: true });
   c.halfOpenMaxWaitMs = number(o, 'halfOpenMaxWaitMs', 'halfOpenMaxWaitMs', { min: 0, exclusive: true, nullable: true });
+  openDurationCap(c);
   return c;
+}
+
+/**
+ * `maxOpenDurationMs` only caps the growth of the open duration
+ * (`openBackoffMultiplier` > 1). Left out, it is the core's default (300 000 ms);
+ * an open duration above that with no growth takes itself as the cap, and with
+ * growth the error says to set the cap.
+ */
+function openDurationCap(c) {
+  const open = c.openDurationMs;
+  const cap = constants.defaultMaxOpenDurationMs;
+  if (open === undefined || c.maxOpenDurationMs !== undefined || !(open > cap)) return;
+  if (c.openBackoffMultiplier === undefined || c.openBackoffMultiplier === 1) {
+    c.maxOpenDurationMs = open;
+    return;
+  }
+  throw configError('maxOpenDurationMs', `openDurationMs ${open} is above the default maxOpenDurationMs ${cap}, `
+    + `which caps its growth by openBackoffMultiplier ${c.openBackoffMultiplier}: set maxOpenDurationMs `
+    + '(at least openDurationMs, or null for no cap)');
 }
 
 const PRIORITIES = ['critical', 'high', 'normal', 'low'];

@@ -105,4 +105,43 @@ function sharedOpenError(e, what, name, agree) {
   );
 }
 
-module.exports = { SeawallError, isSeawallError, codes, configError, abortedError, fromNative, sharedOpenError };
+/**
+ * A SeawallError for a refusal (an open breaker's, a full bulkhead's) with no
+ * stack frames: a refusal is a policy's expected answer under load, made many
+ * thousands of times a second, and capturing the stack is three quarters of
+ * its cost (a refusal cost twice opossum's and cockatiel's). Its `stack` is
+ * its first line; the caller's own frames are where it catches it.
+ */
+function refusal(code, message, props) {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    // Fields assigned at once (a refusal has no `cause`): cheaper than the
+    // constructor's loop.
+    return Object.assign(new SeawallError(code, message), props);
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+}
+
+/**
+ * Make `postMessage(obj)` (structured clone, e.g. to a worker_thread) throw a
+ * SeawallError saying what to do instead, rather than a DataCloneError quoting
+ * the source of an internal listener. A copy could not work anyway: the native
+ * structure belongs to this thread. Structured clone reads an object's own
+ * enumerable properties in order, integer keys first, so a throwing getter at
+ * key 0 is met before anything else.
+ */
+function refuseCloning(obj, what) {
+  Object.defineProperty(obj, 0, {
+    enumerable: true,
+    get() {
+      throw new SeawallError(codes.ENOTSUPPORTED, `a ${what} cannot be copied to a worker_thread or another process: `
+        + `create one there with the same { shared: name } option, and every thread and process shares one ${what}`);
+    },
+  });
+}
+
+module.exports = {
+  SeawallError, isSeawallError, codes, configError, abortedError, fromNative, sharedOpenError, refuseCloning, refusal,
+};

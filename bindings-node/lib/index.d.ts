@@ -6,7 +6,7 @@ import { EventEmitter } from 'node:events';
 
 /** What every seawall policy offers, so policies nest (`wrap`, `pipeline`). */
 export interface Policy<Ctx = CallContext> {
-  execute<T>(fn: (ctx: Ctx) => T | PromiseLike<T>, options?: ExecuteOptions): Promise<T>;
+  execute<T>(fn: (ctx: Ctx) => T | PromiseLike<T>, options?: ExecuteOptions | AbortSignal): Promise<T>;
 }
 
 /** What a protected function receives. */
@@ -113,7 +113,11 @@ export interface CircuitBreakerOptions<T = unknown> {
   openDurationMs?: number;
   /** Each consecutive opening lasts this many times longer (≥ 1). Default 1. */
   openBackoffMultiplier?: number;
-  /** Cap of an open period (ms). `null`: uncapped. Default 300 000. */
+  /**
+   * Cap of an open period's growth (ms). `null`: uncapped. Default 300 000, or
+   * `openDurationMs` when that is longer and the multiplier is 1 (a longer
+   * open duration with a multiplier above 1 needs this set: EINVALIDCONFIG).
+   */
   maxOpenDurationMs?: number | null;
   /** ± jitter of an open period (0–1). Default 0. */
   openJitterFactor?: number;
@@ -125,10 +129,32 @@ export interface CircuitBreakerOptions<T = unknown> {
   halfOpenMaxWaitMs?: number | null;
   /** `false` marks an error `ignored` (neither success nor failure). Default: every error is a failure. */
   isFailure?: (error: unknown) => boolean;
+  /**
+   * `true` marks a returned value a failure (cockatiel `handleWhenResult`): recorded
+   * as one (it may open the breaker), the caller still gets the value.
+   */
+  isFailureResult?: (value: T) => boolean;
   /** opossum's name: `true` marks an error `ignored` (opossum counts it a success; seawall ignores it, DESIGN §1). */
   errorFilter?: (error: unknown) => boolean;
   /** Called with the error when the breaker refuses or the call fails; its result is returned instead. */
   fallback?: (error: unknown) => T | PromiseLike<T>;
+  /**
+   * Start from a record of `toJSON()` (DESIGN §3.7): `open` for exactly the time
+   * it had left, `halfOpen` as open with no time left, the others as they were.
+   * A bad record: EINVALIDCONFIG naming the field; a shared breaker that another
+   * process made in another state: ESHAREDMISMATCH.
+   */
+  initialState?: BreakerStateRecord;
+}
+
+/** A breaker's exported state (`toJSON()`), the `initialState` of a new one. */
+export interface BreakerStateRecord {
+  version: 1;
+  state: BreakerState;
+  /** Consecutive openings (k of DESIGN §3.2). */
+  openings: number;
+  /** Time `open` has left (ms); null in other states. */
+  retryAfterMs: number | null;
 }
 
 export interface BreakerMetrics {
@@ -161,7 +187,8 @@ export interface BreakerEvents {
   disabled: [{ epoch: number }];
   reject: [SeawallError];
   success: [{ durationMs: number }];
-  failure: [{ error: unknown; durationMs: number }];
+  /** `result`: the returned value an `isFailureResult` marked a failure (`error` undefined). */
+  failure: [{ error: unknown; result?: unknown; durationMs: number }];
   stateChange: [{ from: BreakerState; to: BreakerState; epoch: number }];
 }
 
@@ -173,7 +200,7 @@ export declare class CircuitBreaker<A extends unknown[] = unknown[], R = unknown
   readonly name: string;
   readonly state: BreakerState;
   readonly isShared: boolean;
-  execute<T>(fn: (ctx: { signal: AbortSignal | undefined }) => T | PromiseLike<T>, options?: ExecuteOptions): Promise<T>;
+  execute<T>(fn: (ctx: { signal: AbortSignal | undefined }) => T | PromiseLike<T>, options?: ExecuteOptions | AbortSignal): Promise<T>;
   fire(...args: A): Promise<Awaited<R>>;
   wrap<P extends unknown[], T>(fn: (...args: P) => T | PromiseLike<T>): (...args: P) => Promise<Awaited<T>>;
   metrics(): BreakerMetrics;
@@ -190,6 +217,8 @@ export declare class CircuitBreaker<A extends unknown[] = unknown[], R = unknown
   onSuccess(listener: (...args: BreakerEvents['success']) => void): Disposable;
   onFailure(listener: (...args: BreakerEvents['failure']) => void): Disposable;
   onStateChange(listener: (...args: BreakerEvents['stateChange']) => void): Disposable;
+  /** The state as a plain record, for `initialState` (serverless cold starts). */
+  toJSON(): BreakerStateRecord;
   on<E extends keyof BreakerEvents>(event: E, listener: (...args: BreakerEvents[E]) => void): this;
   on(event: string | symbol, listener: (...args: any[]) => void): this;
 }
@@ -213,8 +242,10 @@ export declare class BreakerCore {
 
 export type Jitter = 'none' | 'full' | 'equal' | 'decorrelated' | 'proportional';
 
+/** The exponential family (the core's), the default kind. */
 export interface BackoffOptions {
-  /** First delay (ms). Default 100. */
+  kind?: 'exponential';
+  /** First delay (ms). Default 100; 0: no delay at all (retry at once). */
   baseMs?: number;
   /** Growth per attempt (≥ 1). Default 2. */
   multiplier?: number;
@@ -225,6 +256,31 @@ export interface BackoffOptions {
   /** Proportional jitter only: ± this fraction (0–1). Default 0.2. */
   jitterFactor?: number;
 }
+
+/** Jitter of a wait that is not exponential: none (the default), full, equal or proportional. */
+export type OwnJitter = 'none' | 'full' | 'equal' | 'proportional';
+/** The same delay every time (ms, ≥ 0); jitter default none. */
+export interface ConstantBackoff { kind: 'constant'; delayMs: number; jitter?: Jitter; jitterFactor?: number }
+/** `min(maxMs, baseMs + stepMs·(attempt−1))` (ms; base default 0, step default base, cap default 10 000). */
+export interface LinearBackoff { kind: 'linear'; baseMs?: number; stepMs?: number; maxMs?: number; jitter?: OwnJitter; jitterFactor?: number }
+/** These delays in turn (ms), the last one repeating. */
+export interface ListBackoff { kind: 'list'; delaysMs: number[]; jitter?: OwnJitter; jitterFactor?: number }
+/**
+ * The delay (ms, ≥ 0) before retry `attempt`, after `error` (undefined when a
+ * returned `result` was the failure). Retry-After still raises it; a delay past
+ * the deadline still gives up.
+ */
+export type BackoffFunction = (attempt: number, error: unknown, result?: unknown) => number;
+/** Every form of a retry's `backoff`; bad values throw EINVALIDCONFIG naming the field. */
+export type AnyBackoff = BackoffOptions | ConstantBackoff | LinearBackoff | ListBackoff | number[] | BackoffFunction;
+
+/**
+ * Test mode for retries (stamina's set_testing), process-wide: `true` makes
+ * every retry skip its sleep (the delay is still decided and given to
+ * `onRetry`); `{ attempts }` also caps every policy's attempts; `false` turns it
+ * off. Returns the settings it replaced.
+ */
+export declare function setTesting(mode: boolean | { sleep?: boolean; attempts?: number }): { sleep: boolean; attempts: number | undefined };
 
 export interface RetryBudgetOptions {
   /** Window of deposits and withdrawals (ms). Default 10 000. */
@@ -294,7 +350,7 @@ export declare class RetryThrottle {
  * the argument.
  */
 export declare class Backoff {
-  constructor(options?: BackoffOptions);
+  constructor(options?: AnyBackoff);
   /** The delay (ms) before retry `attempt`, jitter applied. */
   delayMs(attempt: number, previousMs?: number): number;
   /** `min(maxMs, baseMs · multiplier^(attempt−1))` (ms), no jitter. */
@@ -306,17 +362,27 @@ export declare class Backoff {
 export interface RetryOptions {
   /** Attempts in all, the first included. Default 3. */
   attempts?: number;
-  backoff?: BackoffOptions;
+  backoff?: AnyBackoff;
   /** Whether to retry after `error` (default: every error but EABORTED). */
   shouldRetry?: (error: unknown, attempt: number) => boolean;
+  /**
+   * Whether a returned value is a failure to retry (an HTTP 503 returned, not
+   * thrown; tenacity `retry_if_result`). When retrying stops, the caller gets
+   * the last value, not an error.
+   */
+  retryOnResult?: (value: any, attempt: number) => boolean;
   budget?: RetryBudget;
   throttle?: RetryThrottle;
   /** A total deadline for all attempts and delays (ms). */
   deadlineMs?: number;
-  /** The server's requested delay (ms) for `error`; default reads `error.retryAfterMs` or a Retry-After header. */
+  /**
+   * The server's requested delay (ms) for `error` (or the returned failure);
+   * default reads `retryAfterMs` or a Retry-After header (`headers`, a fetch
+   * Response's too).
+   */
   retryAfterMs?: (error: unknown) => number | undefined;
-  /** Called before each backoff sleep. */
-  onRetry?: (info: { attempt: number; delayMs: number; error: unknown }) => void;
+  /** Called before each backoff sleep; `result` is the returned failure, when it was one. */
+  onRetry?: (info: { attempt: number; delayMs: number; error: unknown; result?: unknown }) => void;
   /** For metrics. Default `retry-N`. */
   name?: string;
 }
@@ -336,13 +402,25 @@ export interface RetryContext {
   deadline: Deadline | undefined;
 }
 
-/** A reusable retry policy. */
-export declare class Retry implements Policy<RetryContext> {
+/** Why a retry policy stopped retrying. */
+export type GiveUpReason = 'maxAttempts' | 'deadline' | 'budgetExhausted' | 'throttled' | 'notRetryable' | 'aborted';
+/** Each retry: the failed attempt, the delay before the next, its error or returned failure. */
+export interface RetryEvent { attempt: number; delayMs: number; error: unknown; result?: unknown }
+/** A give-up: why, after how many attempts, and the last error or returned failure. */
+export interface GiveUpEvent { reason: GiveUpReason; attempts: number; error: unknown; result: unknown }
+
+/**
+ * A reusable retry policy. Events `retry` and `giveUp` (also `onRetry(fn)` /
+ * `onGiveUp(fn)`, returning a Disposable); a listener that throws changes nothing.
+ */
+export declare class Retry extends EventEmitter implements Policy<RetryContext> {
   constructor(options?: RetryOptions);
   readonly attempts: number;
   readonly name: string;
   metrics(): RetryMetrics;
-  execute<T>(fn: (ctx: RetryContext) => T | PromiseLike<T>, options?: ExecuteOptions): Promise<T>;
+  onRetry(listener: (event: RetryEvent) => void): Disposable;
+  onGiveUp(listener: (event: GiveUpEvent) => void): Disposable;
+  execute<T>(fn: (ctx: RetryContext) => T | PromiseLike<T>, options?: ExecuteOptions | AbortSignal): Promise<T>;
 }
 
 /** p-retry style. */
@@ -397,14 +475,24 @@ export interface BulkheadMetrics {
   ticketsOutstanding: number | null;
 }
 
-/** Bulkhead with priority load shedding (DESIGN §5). */
-export declare class Bulkhead implements Policy {
+/** A bulkhead's refusal. */
+export interface BulkheadRejectEvent {
+  reason: 'shed' | 'full' | 'queueTimeout';
+  priority: Priority;
+  active: number;
+  queued: number;
+  error: SeawallError;
+}
+
+/** Bulkhead with priority load shedding (DESIGN §5). Event `reject` (also `onReject(fn)`). */
+export declare class Bulkhead extends EventEmitter implements Policy {
   constructor(options?: BulkheadOptions);
+  onReject(listener: (event: BulkheadRejectEvent) => void): Disposable;
   readonly name: string;
   readonly maxConcurrent: number;
   readonly maxQueue: number;
   readonly isShared: boolean;
-  execute<T>(fn: (ctx: { signal: AbortSignal | undefined }) => T | PromiseLike<T>, options?: ExecuteOptions): Promise<T>;
+  execute<T>(fn: (ctx: { signal: AbortSignal | undefined }) => T | PromiseLike<T>, options?: ExecuteOptions | AbortSignal): Promise<T>;
   wrap<P extends unknown[], T>(fn: (...args: P) => T | PromiseLike<T>, options?: ExecuteOptions): (...args: P) => Promise<Awaited<T>>;
   metrics(): BulkheadMetrics;
   /**
@@ -433,12 +521,21 @@ export declare class SemaphoreCore {
  * caller's signal end the call. Anything else throws EINVALIDCONFIG (`field`
  * `timeoutMs`).
  */
-export declare class Timeout implements Policy {
-  constructor(ms: number);
+/**
+ * When time is up both abort the call's signal; `aggressive` (the default)
+ * rejects with ETIMEDOUT at once, `cooperative` waits for the call to settle
+ * first, then rejects with ETIMEDOUT. Anything else: EINVALIDCONFIG (`strategy`).
+ */
+export type TimeoutStrategy = 'aggressive' | 'cooperative';
+/** Event `timeout` (also `onTimeout(fn)`): a call ran out of time. */
+export declare class Timeout extends EventEmitter implements Policy {
+  constructor(ms: number, strategy?: TimeoutStrategy);
   readonly ms: number;
-  execute<T>(fn: (ctx: { signal: AbortSignal; deadline: Deadline | undefined }) => T | PromiseLike<T>, options?: ExecuteOptions): Promise<T>;
+  readonly strategy: TimeoutStrategy;
+  onTimeout(listener: (event: { timeoutMs: number; byDeadline: boolean; error: SeawallError }) => void): Disposable;
+  execute<T>(fn: (ctx: { signal: AbortSignal; deadline: Deadline | undefined }) => T | PromiseLike<T>, options?: ExecuteOptions | AbortSignal): Promise<T>;
 }
-export declare function timeout(ms: number): Timeout;
+export declare function timeout(ms: number, strategy?: TimeoutStrategy): Timeout;
 
 /**
  * A deadline budget (DESIGN §6) on performance.now(), or your `nowMs` (any
@@ -478,8 +575,14 @@ export interface PipelineOptions {
   timeout?: Policy<any>;
   /** A deadline for the whole call (ms). */
   deadlineMs?: number;
-  /** Tried in order when the call fails (after the stale cache). */
-  fallback?: ((error: unknown, info: { key: unknown }) => unknown) | Array<(error: unknown, info: { key: unknown }) => unknown>;
+  /** Tried in order when the call fails (after the stale cache); `result` is a returned failure. */
+  fallback?: ((error: unknown, info: { key: unknown; result?: unknown }) => unknown) | Array<(error: unknown, info: { key: unknown; result?: unknown }) => unknown>;
+  /**
+   * `true` marks the returned value a failure: not cached, the stale cache and
+   * fallbacks answer as for an error, and with none the value is the answer
+   * (`degraded: true`).
+   */
+  isFailureResult?: (value: any) => boolean;
   staleCache?: StaleCache<any, any> | { max?: number; maxStaleMs?: number };
 }
 
@@ -491,13 +594,17 @@ export interface PipelineResult<T> {
   degraded: boolean;
   /** The primary's error, when degraded. */
   error?: unknown;
+  /** The primary's returned failure (`isFailureResult`), when the stale cache or a fallback answered instead. */
+  result?: unknown;
 }
 
 /** DESIGN §9 order: fallback → bulkhead → breaker → retry → timeout/deadline → call. */
-export declare class Pipeline {
+export declare class Pipeline extends EventEmitter {
   constructor(options?: PipelineOptions);
   readonly staleCache: StaleCache<any, any> | undefined;
-  execute<T>(fn: (ctx: CallContext) => T | PromiseLike<T>, options?: ExecuteOptions & { key?: unknown }): Promise<PipelineResult<Awaited<T>>>;
+  /** Event `fallback`: the stale cache or a fallback answered (`source`), after `error` or a returned failure `result`. */
+  onFallback(listener: (event: { source: Source; error: unknown; result: unknown }) => void): Disposable;
+  execute<T>(fn: (ctx: CallContext) => T | PromiseLike<T>, options?: (ExecuteOptions & { key?: unknown }) | AbortSignal): Promise<PipelineResult<Awaited<T>>>;
 }
 export declare function pipeline(options?: PipelineOptions): Pipeline;
 
@@ -578,9 +685,19 @@ export interface AcquireOptions {
   key?: string | number;
 }
 
-/** A GCRA rate limiter (DESIGN §10, as Rust's governor), in this process or shared by the host. */
-export declare class RateLimiter implements Policy {
+export interface RateLimiterRejectEvent {
+  retryAfterMs: number;
+  key: string | number | undefined;
+  error: SeawallError;
+}
+
+/**
+ * A GCRA rate limiter (DESIGN §10, as Rust's governor), in this process or shared by the host.
+ * Event `reject` (also `onReject(fn)`): each ERATELIMITED of `execute` and `acquire`.
+ */
+export declare class RateLimiter extends EventEmitter implements Policy {
   constructor(options: RateLimiterOptions);
+  onReject(listener: (event: RateLimiterRejectEvent) => void): Disposable;
   static unlinkShared(name: string, options?: { keyed?: boolean }): void;
   readonly name: string | undefined;
   readonly keyed: boolean;
@@ -591,7 +708,7 @@ export declare class RateLimiter implements Policy {
   tryAcquire(n?: number, options?: TakeOptions): boolean;
   /** Resolves once `n` cells are taken; ERATELIMITED past `timeoutMs`, EABORTED on abort (nothing left behind). */
   acquire(n?: number, options?: AcquireOptions): Promise<void>;
-  execute<T>(fn: (ctx: CallContext) => T | PromiseLike<T>, options?: ExecuteOptions & { key?: string | number }): Promise<T>;
+  execute<T>(fn: (ctx: CallContext) => T | PromiseLike<T>, options?: (ExecuteOptions & { key?: string | number }) | AbortSignal): Promise<T>;
   wrap<A extends unknown[], R>(fn: (...args: A) => R | PromiseLike<R>, options?: ExecuteOptions & { key?: string | number }): (...args: A) => Promise<Awaited<R>>;
   forKey(key: string | number): KeyedRateLimit;
   metrics(): RateLimiterMetrics;
@@ -604,7 +721,7 @@ export declare class KeyedRateLimit implements Policy {
   take(n?: number, options?: { nowMs?: number }): number;
   tryAcquire(n?: number, options?: { nowMs?: number }): boolean;
   acquire(n?: number, options?: { signal?: AbortSignal; timeoutMs?: number }): Promise<void>;
-  execute<T>(fn: (ctx: CallContext) => T | PromiseLike<T>, options?: ExecuteOptions): Promise<T>;
+  execute<T>(fn: (ctx: CallContext) => T | PromiseLike<T>, options?: ExecuteOptions | AbortSignal): Promise<T>;
   wrap<A extends unknown[], R>(fn: (...args: A) => R | PromiseLike<R>, options?: ExecuteOptions): (...args: A) => Promise<Awaited<R>>;
 }
 

@@ -14,6 +14,7 @@ const { registerMetrics } = require('./metrics');
 const { instrumentOtel } = require('./otel');
 const { SeawallError, isSeawallError, codes } = require('./errors');
 const { binding } = require('./native');
+const { setTesting } = require('./testing');
 
 /** Milliseconds of the OS monotonic clock (the clock shared breakers use). */
 function monotonicMs() {
@@ -54,4 +55,5 @@ module.exports = {
   parseRetryAfter,
   monotonicMs,
   sharedSupported,
+  setTesting,
 };

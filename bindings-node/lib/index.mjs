@@ -6,6 +6,6 @@ export const {
   SemaphoreCore, Timeout, timeout, Deadline, wrap, pipeline, Pipeline, StaleCache, Health,
   RateLimiter, KeyedRateLimit,
   registerMetrics, instrumentOtel, SeawallError, isSeawallError, codes, retryAfterOf, parseRetryAfter,
-  monotonicMs, sharedSupported,
+  monotonicMs, sharedSupported, setTesting,
 } = seawall;
 export default seawall;

@@ -49,7 +49,7 @@ const CORE_OPTIONS = Object.freeze({
 
 /** Options of the JavaScript wrapper, not of the core. */
 const WRAPPER_OPTIONS = Object.freeze({
-  breaker: ['name', 'shared', 'isFailure', 'errorFilter', 'fallback'],
+  breaker: ['name', 'shared', 'isFailure', 'isFailureResult', 'errorFilter', 'fallback', 'initialState'],
   semaphore: ['queueTimeoutMs', 'name', 'shared'],
   retry_budget: ['name', 'shared'],
   retry_throttle: ['name', 'shared'],

@@ -12,9 +12,15 @@
 const { LRUCache } = require('lru-cache');
 const { constants } = require('./native');
 const { configError } = require('./errors');
-const { only, number, isPlainObject } = require('./config');
-const { checkSignal } = require('./abort');
-const { Deadline, checkDeadline } = require('./deadline');
+const { only, number, isPlainObject, optionalFunction } = require('./config');
+const { Deadline } = require('./deadline');
+const { callOptions } = require('./call');
+const { SafeEmitter, disposable } = require('./hooks');
+const { Timeout } = require('./timeout');
+
+// lru-cache allocates its index arrays for `max` entries up front (about 12
+// bytes each): 2^24 entries are some 200 MB, and past 2^32 it cannot allocate.
+const STALE_CACHE_MAX = 2 ** 24;
 
 /** Nest `policies` (each with `execute(fn, options)`), the first outermost. */
 function wrap(...policies) {
@@ -40,13 +46,13 @@ function wrap(...policies) {
     policies,
     /** Run `fn({ signal, deadline, attempt })` through every policy. */
     execute(fn, options) {
-      if (typeof fn !== 'function') return Promise.reject(configError('fn', 'must be a function'));
-      const opts = {
-        signal: options === undefined ? undefined : options.signal,
-        deadline: options === undefined ? undefined : options.deadline,
-        priority: options === undefined ? undefined : options.priority,
-        attempt: undefined,
-      };
+      let call;
+      try {
+        call = callOptions(fn, options);
+      } catch (e) {
+        return Promise.reject(e);
+      }
+      const opts = { signal: call.signal, deadline: call.deadline, priority: call.priority, attempt: undefined };
       return Promise.resolve().then(() => run(0, fn, opts));
     },
   };
@@ -62,7 +68,7 @@ class StaleCache {
   constructor(options = {}) {
     if (!isPlainObject(options)) throw configError('staleCache', 'must be an object');
     only(options, ['max', 'maxStaleMs'], 'staleCache');
-    const max = number(options, 'max', 'staleCache.max', { min: 1, integer: true });
+    const max = number(options, 'max', 'staleCache.max', { min: 1, integer: true, max: STALE_CACHE_MAX });
     const ttl = number(options, 'maxStaleMs', 'staleCache.maxStaleMs', { min: 1 });
     this._lru = new LRUCache({
       max: max === undefined ? constants.staleCacheMaxEntries : max,
@@ -88,10 +94,11 @@ class StaleCache {
   }
 }
 
-const PIPELINE_KEYS = ['bulkhead', 'breaker', 'retry', 'rateLimiter', 'timeout', 'deadlineMs', 'fallback', 'staleCache'];
+const PIPELINE_KEYS = ['bulkhead', 'breaker', 'retry', 'rateLimiter', 'timeout', 'deadlineMs', 'fallback', 'staleCache', 'isFailureResult'];
 
-class Pipeline {
+class Pipeline extends SafeEmitter {
   constructor(options = {}) {
+    super();
     if (!isPlainObject(options)) throw configError('options', 'must be an object');
     only(options, PIPELINE_KEYS);
     const layers = [];
@@ -104,14 +111,34 @@ class Pipeline {
       layers.push(p);
     }
     this._inner = wrap(...layers);
+    // With a deadline, the outermost layer is a timeout that only the deadline
+    // ends: it bounds the whole call (queue wait, every attempt, every backoff)
+    // and aborts the call's signal, whether or not a timeout layer is given.
+    this._bounded = wrap(new Timeout(Infinity), ...layers);
     this._deadlineMs = number(options, 'deadlineMs', 'deadlineMs', { min: 0, exclusive: true });
     const fb = options.fallback;
     this._fallbacks = fb === undefined ? [] : Array.isArray(fb) ? fb : [fb];
     this._fallbacks.forEach((f, i) => {
       if (typeof f !== 'function') throw configError(`fallback[${i}]`, 'must be a function');
     });
+    this._isFailureResult = optionalFunction(options, 'isFailureResult');
     const sc = options.staleCache;
     this.staleCache = sc === undefined ? undefined : sc instanceof StaleCache ? sc : new StaleCache(sc);
+  }
+
+  /** Tell the 'fallback' listeners which source answered; returns `answer`. */
+  _fellBack(answer) {
+    this.emit('fallback', { source: answer.source, error: answer.error, result: answer.result });
+    return answer;
+  }
+
+  _owner() {
+    return 'pipeline';
+  }
+
+  /** Listen to each answer of the stale cache or a fallback (`{ source, error, result }`); returns a Disposable. */
+  onFallback(listener) {
+    return disposable(this, 'fallback', listener);
   }
 
   /**
@@ -123,34 +150,47 @@ class Pipeline {
    * can answer, and at once (no fallback) when the caller's `signal` aborted.
    */
   async execute(fn, options) {
-    const key = options === undefined ? undefined : options.key;
-    const signal = options === undefined ? undefined : checkSignal(options.signal, configError);
-    let deadline = options === undefined ? undefined : checkDeadline(options.deadline);
+    const call = callOptions(fn, options);
+    const { key, signal } = call;
+    let deadline = call.deadline;
     if (this._deadlineMs !== undefined) {
       const own = new Deadline(this._deadlineMs);
       deadline = deadline === undefined ? own : deadline.child(this._deadlineMs);
     }
     let error;
+    // A returned value marked a failure by isFailureResult (DESIGN §1): it is
+    // never cached as good, the stale cache and the fallbacks are asked as for
+    // an error, and with none it is still the answer (degraded).
+    let failed = false;
+    let result;
     try {
-      const value = await this._inner.execute(fn, { signal, deadline, priority: options && options.priority });
-      if (this.staleCache !== undefined && key !== undefined) this.staleCache.set(key, value);
-      return { value, source: 'primary', degraded: false };
+      const inner = deadline === undefined ? this._inner : this._bounded;
+      const value = await inner.execute(fn, { signal, deadline, priority: call.priority });
+      if (this._isFailureResult === undefined || !this._isFailureResult(value)) {
+        if (this.staleCache !== undefined && key !== undefined) this.staleCache.set(key, value);
+        return { value, source: 'primary', degraded: false };
+      }
+      failed = true;
+      result = value;
     } catch (e) {
       error = e;
     }
+    if (failed && signal !== undefined && signal.aborted) return { value: result, source: 'primary', degraded: true };
     if (signal !== undefined && signal.aborted) throw error;
+    const why = failed ? { result } : { error };
     if (this.staleCache !== undefined && key !== undefined) {
       const stale = this.staleCache.get(key);
-      if (stale !== undefined) return { value: stale, source: 'stale-cache', degraded: true, error };
+      if (stale !== undefined) return this._fellBack({ value: stale, source: 'stale-cache', degraded: true, ...why });
     }
     for (let k = 0; k < this._fallbacks.length; k++) {
       try {
-        const value = await this._fallbacks[k](error, { key });
-        return { value, source: `fallback-${k + 1}`, degraded: true, error };
+        const value = await this._fallbacks[k](error, { key, result });
+        return this._fellBack({ value, source: `fallback-${k + 1}`, degraded: true, ...why });
       } catch {
         // try the next fallback; the primary error is what the caller sees
       }
     }
+    if (failed) return { value: result, source: 'primary', degraded: true };
     throw error;
   }
 }

@@ -13,8 +13,9 @@ const { binding, fast } = require('./native');
 const { SeawallError, codes, configError, abortedError, fromNative, sharedOpenError } = require('./errors');
 const { only, number, clockMs, isPlainObject } = require('./config');
 const { checkSignal, listen } = require('./abort');
-const { checkDeadline } = require('./deadline');
+const { callOptions } = require('./call');
 const { LongTimer } = require('./timers');
+const { SafeEmitter, disposable } = require('./hooks');
 
 const { rateLimiterTake } = fast;
 
@@ -51,8 +52,9 @@ function cellsOf(n) {
  * ERATELIMITED; 0 rejects at once, so a Retry around it can wait out
  * `retryAfterMs` within its deadline.
  */
-class RateLimiter {
+class RateLimiter extends SafeEmitter {
   constructor(options) {
+    super();
     if (!isPlainObject(options)) throw configError('options', 'must be an object with rate');
     only(options, OPTION_KEYS);
     const rate = number(options, 'rate', 'rate', { min: 1, integer: true });
@@ -198,9 +200,25 @@ class RateLimiter {
   _refused(retryAfterMs, key) {
     const who = this.name === undefined ? 'rate limiter' : `rate limiter '${this.name}'`;
     const forKey = key === undefined ? '' : ` (key ${JSON.stringify(key)})`;
-    return new SeawallError(codes.ERATELIMITED, `${who}${forKey} is over its rate; retry after ${retryAfterMs} ms`, {
+    const error = new SeawallError(codes.ERATELIMITED, `${who}${forKey} is over its rate; retry after ${retryAfterMs} ms`, {
       limiter: this.name, retryAfterMs, key,
     });
+    // The event's record is built only for a listener: a refusal is the hot path under load.
+    if (this.listenerCount('reject') !== 0) this.emit('reject', { retryAfterMs, key, error });
+    return error;
+  }
+
+  _owner() {
+    return this.name === undefined ? 'rate limiter' : `rate limiter '${this.name}'`;
+  }
+
+  /**
+   * Listen to each ERATELIMITED of `execute` and `acquire` (`{ retryAfterMs,
+   * key, error }`; `take` and `tryAcquire` refuse by their value and emit
+   * nothing); returns a Disposable.
+   */
+  onReject(listener) {
+    return disposable(this, 'reject', listener);
   }
 
   /**
@@ -212,15 +230,7 @@ class RateLimiter {
    * a failure. `options.key` picks the key of a keyed limiter.
    */
   async execute(fn, options) {
-    if (typeof fn !== 'function') throw configError('fn', 'must be a function');
-    let signal;
-    let deadline;
-    let key;
-    if (options !== undefined) {
-      signal = checkSignal(options.signal, configError);
-      deadline = checkDeadline(options.deadline);
-      key = options.key;
-    }
+    const { signal, deadline, key } = callOptions(fn, options);
     if (signal !== undefined && signal.aborted) throw abortedError(signal);
     const limit = deadline === undefined ? this.maxWaitMs : Math.min(this.maxWaitMs, deadline.remainingMs());
     const start = performance.now();
@@ -276,8 +286,9 @@ class KeyedRateLimit {
     return this.limiter.acquire(n, { ...options, key: this.key });
   }
 
-  execute(fn, options) {
-    return this.limiter.execute(fn, { ...options, key: this.key });
+  async execute(fn, options) {
+    const { signal, deadline } = callOptions(fn, options);
+    return this.limiter.execute(fn, { signal, deadline, key: this.key });
   }
 
   wrap(fn, options) {

@@ -7,11 +7,15 @@
 const { binding, fast, constants } = require('./native');
 const { SeawallError, isSeawallError, codes, configError, abortedError, fromNative, sharedOpenError } = require('./errors');
 const {
-  only, number, argument, clockMs, ATTEMPT, optionalFunction, backoffConfig, budgetConfig, throttleConfig, isPlainObject,
+  only, number, argument, clockMs, ATTEMPT, optionalFunction, budgetConfig, throttleConfig, isPlainObject,
   name: nameOption,
 } = require('./config');
-const { checkSignal, listen, noop } = require('./abort');
-const { Deadline, checkDeadline } = require('./deadline');
+const { listen, noop } = require('./abort');
+const { Deadline } = require('./deadline');
+const { callOptions } = require('./call');
+const { backoffPlan, ownDelay } = require('./waits');
+const { SafeEmitter, callSafely, disposable } = require('./hooks');
+const { settings: testing } = require('./testing');
 const { LongTimer } = require('./timers');
 
 const { retryBudgetDeposit, retryThrottleRecordSuccess } = fast;
@@ -135,20 +139,28 @@ class RetryThrottle extends SharedNative {
  * the argument.
  */
 class Backoff {
+  /** @param {object|number[]|Function} [options] any form of Retry's `backoff` (see index.d.ts) */
   constructor(options = {}) {
-    this._token = create(binding.backoffNew, backoffConfig(options));
+    const plan = backoffPlan(options);
+    this._plan = plan;
+    this._token = create(binding.backoffNew, plan.native);
     this._h = binding.handleOf(this._token);
   }
 
   delayMs(attempt, previousMs = 0) {
     argument(attempt, 'attempt', ATTEMPT);
     argument(previousMs, 'previousMs');
+    if (this._plan.wait !== undefined) return this._plan.wait(attempt, undefined, undefined);
     return binding.backoffDelay(this._h, attempt, previousMs);
   }
 
-  /** `min(maxMs, baseMs · multiplier^(attempt−1))`, no jitter (`attempt` a whole number ≥ 1). */
+  /**
+   * The delay before jitter (`attempt` a whole number ≥ 1): for the
+   * exponential family `min(maxMs, baseMs · multiplier^(attempt−1))`.
+   */
   exponentialMs(attempt) {
     argument(attempt, 'attempt', ATTEMPT);
+    if (this._plan.base !== undefined) return this._plan.base(attempt, undefined, undefined);
     return binding.backoffExponential(this._h, attempt);
   }
 
@@ -211,7 +223,10 @@ const GIVE_UP = Object.fromEntries(constants.giveUp.map((g) => [String(g.code), 
 // gives up with the caller's error, as one past a deadline does.
 const NO_DEADLINE_MS = 2 ** 62 / 1e6;
 
-const RETRY_KEYS = ['attempts', 'backoff', 'shouldRetry', 'budget', 'throttle', 'deadlineMs', 'retryAfterMs', 'onRetry', 'signal', 'name'];
+const RETRY_KEYS = [
+  'attempts', 'backoff', 'shouldRetry', 'retryOnResult', 'budget', 'throttle', 'deadlineMs', 'retryAfterMs', 'onRetry', 'signal', 'name',
+];
+const MAX_ATTEMPTS_CODE = constants.giveUp.find((g) => g.name === 'maxAttempts').code;
 let unnamed = 0;
 
 /**
@@ -221,12 +236,14 @@ let unnamed = 0;
  * error is thrown unchanged in those cases), or the budget / throttle refuses
  * (ERETRYBUDGET, with the last error as `cause`).
  */
-class Retry {
+class Retry extends SafeEmitter {
   constructor(options = {}) {
+    super();
     if (!isPlainObject(options)) throw configError('options', 'must be an object');
     only(options, RETRY_KEYS);
     const attempts = number(options, 'attempts', 'attempts', { min: 1, integer: true, max: 2 ** 32 - 1 });
-    const backoff = backoffConfig(options.backoff);
+    const plan = backoffPlan(options.backoff);
+    this._wait = plan.wait;
     const budget = options.budget;
     const throttle = options.throttle;
     if (budget !== undefined && !(budget instanceof RetryBudget)) throw configError('budget', 'must be a RetryBudget');
@@ -234,11 +251,12 @@ class Retry {
     if (budget !== undefined && throttle !== undefined) throw configError('throttle', 'give a budget or a throttle, not both');
     this._deadlineMs = number(options, 'deadlineMs', 'deadlineMs', { min: 0, exclusive: true });
     this._shouldRetry = optionalFunction(options, 'shouldRetry');
+    this._retryOnResult = optionalFunction(options, 'retryOnResult');
     this._retryAfter = optionalFunction(options, 'retryAfterMs');
     this._onRetry = optionalFunction(options, 'onRetry');
     this._budget = budget;
     this._throttle = throttle;
-    this._token = create(binding.retryPolicyNew, { attempts, backoff }, budget && budget._h, throttle && throttle._h);
+    this._token = create(binding.retryPolicyNew, { attempts, backoff: plan.native }, budget && budget._h, throttle && throttle._h);
     this._h = binding.handleOf(this._token);
     this.attempts = attempts === undefined ? 3 : attempts;
     this.name = nameOption(options, `retry-${++unnamed}`);
@@ -257,9 +275,9 @@ class Retry {
   }
 
   async execute(fn, options) {
-    if (typeof fn !== 'function') throw configError('fn', 'must be a function');
-    const signal = options === undefined ? undefined : checkSignal(options.signal, configError);
-    let deadline = options === undefined ? undefined : checkDeadline(options.deadline);
+    const call = callOptions(fn, options);
+    const signal = call.signal;
+    let deadline = call.deadline;
     if (deadline === undefined && this._deadlineMs !== undefined) deadline = new Deadline(this._deadlineMs);
     if (signal !== undefined && signal.aborted) throw abortedError(signal);
     if (this._budget !== undefined) retryBudgetDeposit(this._budget._h);
@@ -267,36 +285,101 @@ class Retry {
     let previousMs = 0;
     for (;;) {
       let value;
+      let delay;
       try {
         value = await fn({ attempt, signal, deadline });
       } catch (error) {
-        const delay = this._decide(error, attempt, previousMs, signal, deadline);
-        if (this._onRetry !== undefined) this._onRetry({ attempt, delayMs: delay, error });
-        await sleep(delay, signal);
-        previousMs = delay;
-        attempt += 1;
-        continue;
+        delay = this._decide(error, attempt, previousMs, signal, deadline);
+        this._hook({ attempt, delayMs: delay, error });
       }
-      if (this._throttle !== undefined) retryThrottleRecordSuccess(this._throttle._h);
-      return value;
+      if (delay === undefined) {
+        // A returned value the user marks a failure (an HTTP 503 returned, not
+        // thrown) is retried like an error; when retrying stops, for whatever
+        // reason, the caller gets the last value (DESIGN §1).
+        if (this._retryOnResult === undefined || !this._retryOnResult(value, attempt)
+          || (signal !== undefined && signal.aborted)) {
+          if (this._throttle !== undefined) retryThrottleRecordSuccess(this._throttle._h);
+          return value;
+        }
+        delay = this._delay(undefined, value, attempt, previousMs, deadline);
+        if (delay < 0) {
+          this.emit('giveUp', { reason: GIVE_UP[delay], attempts: attempt, error: undefined, result: value });
+          return value;
+        }
+        this._hook({ attempt, delayMs: delay, error: undefined, result: value });
+      }
+      if (testing.sleep && delay > 0) await sleep(delay, signal);
+      else if (signal !== undefined && signal.aborted) throw abortedError(signal);
+      previousMs = delay;
+      attempt += 1;
     }
   }
 
-  /** The delay before the next attempt, or throws what the caller should see. */
-  _decide(error, attempt, previousMs, signal, deadline) {
-    if (signal !== undefined && signal.aborted) throw error; // the caller's own cancellation
-    if (isSeawallError(error, codes.EABORTED)) throw error;
-    if (this._shouldRetry !== undefined && !this._shouldRetry(error, attempt)) throw error;
-    let retryAfter = this._retryAfter !== undefined ? this._retryAfter(error) : retryAfterOf(error);
+  /** Call the onRetry option and the 'retry' listeners; what they throw is reported, never the caller's (DESIGN §1). */
+  _hook(info) {
+    if (this._onRetry !== undefined) callSafely(undefined, this._onRetry, [info], this._owner(), 'onRetry');
+    this.emit('retry', info);
+  }
+
+  /** Stop retrying for `reason` (not one of the core's): tell the listeners, throw `error`. */
+  _giveUp(reason, attempts, error) {
+    this.emit('giveUp', { reason, attempts, error, result: undefined });
+    throw error;
+  }
+
+  _owner() {
+    return `retry '${this.name}'`;
+  }
+
+  /** Listen to each retry (`{ attempt, delayMs, error, result }`); returns a Disposable. */
+  onRetry(listener) { return disposable(this, 'retry', listener); }
+
+  /**
+   * Listen to each give-up (`{ reason, attempts, error, result }`, reason
+   * maxAttempts, deadline, budgetExhausted, throttled, notRetryable or
+   * aborted); returns a Disposable.
+   */
+  onGiveUp(listener) { return disposable(this, 'giveUp', listener); }
+
+  /**
+   * The delay (ms) before the next attempt after a failed one (its `error`, or
+   * the returned `result` marked a failure), or the core's negative give-up
+   * code; counts the decision.
+   */
+  _delay(error, result, attempt, previousMs, deadline) {
+    if (testing.attempts !== undefined && attempt >= testing.attempts) {
+      this._counts.maxAttempts += 1;
+      return MAX_ATTEMPTS_CODE;
+    }
+    const subject = error !== undefined ? error : result;
+    let retryAfter = this._retryAfter !== undefined ? this._retryAfter(subject) : retryAfterOf(subject);
     if (typeof retryAfter !== 'number' || !(retryAfter >= 0)) retryAfter = constants.absent;
+    if (this._wait !== undefined) {
+      // After the last attempt the core gives up (and a throttle still counts
+      // the failure): the user's wait function is not asked for a delay.
+      const own = attempt >= this.attempts ? 0 : this._wait(attempt, error, result);
+      if (!(retryAfter >= own)) retryAfter = own;
+    }
     const left = deadline !== undefined ? deadline.remainingMs() : NO_DEADLINE_MS;
     const d = binding.retryPolicyDecide(this._h, attempt, previousMs, left, retryAfter, undefined);
     if (d >= 0) {
       this._counts.retries += 1;
-      return d;
+      return this._wait !== undefined ? ownDelay(d) : d;
     }
     const why = GIVE_UP[d];
     if (why !== undefined) this._counts[why] += 1;
+    return d;
+  }
+
+  /** The delay before the next attempt, or throws what the caller should see. */
+  _decide(error, attempt, previousMs, signal, deadline) {
+    // the caller's own cancellation
+    if ((signal !== undefined && signal.aborted) || isSeawallError(error, codes.EABORTED)) this._giveUp('aborted', attempt, error);
+    if (this._shouldRetry !== undefined && !this._shouldRetry(error, attempt)) this._giveUp('notRetryable', attempt, error);
+    const d = this._delay(error, undefined, attempt, previousMs, deadline);
+    if (d >= 0) return d;
+    const why = GIVE_UP[d];
+    this.emit('giveUp', { reason: why, attempts: attempt, error, result: undefined });
     if (why === 'budgetExhausted' || why === 'throttled') {
       throw new SeawallError(codes.ERETRYBUDGET, `retry refused (${why}) after attempt ${attempt}`, {
         cause: error, attempts: attempt, reason: why,

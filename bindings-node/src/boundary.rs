@@ -30,7 +30,8 @@ use napi::Status;
 use napi::bindgen_prelude::{Env, JsObjectValue, JsValue};
 use napi_derive::napi;
 use seawall_core::{
-    ConfigError, GiveUp, Outcome, Priority, RejectReason, Rejected, SemaphoreRejected, State,
+    BreakerConfig, ConfigError, GiveUp, Outcome, Priority, RejectReason, Rejected,
+    SemaphoreRejected, State,
 };
 use seawall_host::breaker::Observed;
 use seawall_host::permits::PERMIT_SLOTS;
@@ -382,6 +383,12 @@ pub struct NativeConstants {
     pub rejected_permits_exhausted: f64,
     /// Breaker rejection: open, `-(rejectedOpenBase + ns)`.
     pub rejected_open_base: f64,
+    /// Largest retry-after (ns) an open rejection carries exactly: a code at it
+    /// saturated, and the breaker is asked for the real one.
+    pub rejected_open_max_ns: f64,
+    /// The core's default cap on the open duration (ms), taken when
+    /// `maxOpenDurationMs` is not given.
+    pub default_max_open_duration_ms: f64,
     /// Bulkhead acquire: admitted.
     pub admitted: f64,
     /// Bulkhead rejection: `-(base + reason + 2·(queued + span·active))`.
@@ -443,6 +450,12 @@ pub fn constants() -> NativeConstants {
         rejected_half_open: REJECTED_HALF_OPEN,
         rejected_permits_exhausted: REJECTED_PERMITS_EXHAUSTED,
         rejected_open_base: REJECTED_OPEN_BASE as f64,
+        #[allow(clippy::cast_precision_loss, reason = "2^52, exact")]
+        rejected_open_max_ns: MAX_CODE_NS as f64,
+        #[allow(clippy::cast_precision_loss, reason = "300 s in ns, exact")]
+        default_max_open_duration_ms: BreakerConfig::DEFAULT
+            .max_open_duration_ns
+            .map_or(f64::INFINITY, |ns| ns as f64 / 1e6),
         admitted: ADMITTED,
         rejected_semaphore_base: REJECTED_SEMAPHORE_BASE,
         occupancy_span: OCCUPANCY_SPAN,

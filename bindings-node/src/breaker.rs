@@ -26,15 +26,15 @@ use std::cell::Cell;
 
 use napi::bindgen_prelude::{Env, External};
 use napi_derive::napi;
-use seawall_core::{BreakerConfig, BreakerMetrics, Outcome, WindowConfig};
+use seawall_core::{BreakerConfig, BreakerMetrics, Corrupt, Outcome, WindowConfig};
 use seawall_host::breaker::{AcquireError, Breaker, Permit};
 use seawall_host::clock::monotonic_ns;
 use seawall_host::permits::{PERMIT_SLOTS, PermitError};
 use seawall_host::shared::OpenOptions;
 
 use crate::boundary::{
-    Code, REJECTED_PERMITS_EXHAUSTED, Result, breaker_rejection, error, invalid, outcome_of,
-    permit_code, split_permit_code, state_name, state_word, throwing,
+    Code, REJECTED_PERMITS_EXHAUSTED, Result, STATES, breaker_rejection, error, invalid,
+    outcome_of, permit_code, split_permit_code, state_name, state_word, throwing,
 };
 use crate::convert::{
     config_error, count, factor, ms_to_ns, ns_to_ms, percent, region_error, rule_ms,
@@ -412,6 +412,38 @@ pub fn breaker_metrics(h: f64, now_ms: Option<f64>) -> Result<NativeBreakerMetri
         let m = inner.breaker.metrics(now);
         metrics_object(&m.core, m.permits_outstanding)
     })
+}
+
+/// Start breaker `h` from an exported state (DESIGN §3.7): `state` one of the
+/// names of `constants().states`, `openings` consecutive openings, `open_left_ms`
+/// the time `open` has left. lib/ checks the record; an unknown state name is a
+/// bug there.
+#[napi]
+pub fn breaker_restore(h: f64, state: String, openings: u32, open_left_ms: f64) -> Result<()> {
+    let Some(s) = STATES.into_iter().find(|s| state_name(*s) == state) else {
+        return Err(error(
+            Code::InvalidArg,
+            format!("unknown breaker state {state:?}"),
+        ));
+    };
+    with(h, |inner| {
+        inner
+            .breaker
+            .restore(s, openings, ms_to_ns(open_left_ms), monotonic_ns())
+            .map_err(|Corrupt| {
+                error(
+                    Code::Shared("untrusted"),
+                    "the shared breaker's state kept changing as no process of seawall changes it: its region is corrupted",
+                )
+            })
+    })?
+}
+
+/// Whether this handle created the breaker (false: it attached to a shared
+/// breaker another process made).
+#[napi]
+pub fn breaker_created(h: f64) -> Result<bool> {
+    with(h, |inner| inner.breaker.created())
 }
 
 /// Manual control of breaker `h`: `"forceOpen"` (reject every call until

@@ -165,8 +165,8 @@ test('execute options: a deadline that is not a Deadline is refused by timeout, 
   let calls = 0;
   const fn = async () => { calls += 1; return 'ran'; };
   for (const bad of [5000, '5000', null, {}, { remainingMs: 5 }]) {
-    // Timeout.execute throws synchronously (it returns a Promise only once it runs).
-    assert.throws(() => timeout(100).execute(fn, { deadline: bad }), { code: 'EINVALIDCONFIG', field: 'deadline' }, String(bad));
+    // A rejected promise, as from every other policy (never a synchronous throw).
+    await assert.rejects(timeout(100).execute(fn, { deadline: bad }), { code: 'EINVALIDCONFIG', field: 'deadline' }, String(bad));
     await assert.rejects(new Retry().execute(fn, { deadline: bad }), { code: 'EINVALIDCONFIG', field: 'deadline' }, String(bad));
     await assert.rejects(pipeline({ deadlineMs: 1000 }).execute(fn, { deadline: bad }), { code: 'EINVALIDCONFIG', field: 'deadline' }, String(bad));
   }

@@ -198,3 +198,50 @@ test('invalid options throw EINVALIDCONFIG naming the option', () => {
     });
   }
 });
+
+test('ECIRCUITOPEN.retryAfterMs of a 100-day open duration says 100 days, as metrics() does', async () => {
+  const day = 86_400_000;
+  const b = new CircuitBreaker({ consecutiveFailures: 1, openDurationMs: 100 * day, maxOpenDurationMs: null });
+  await rejection(b.execute(() => { throw new Error('down'); }));
+  const e = await rejection(b.execute(() => 1));
+  assert.equal(e.code, 'ECIRCUITOPEN');
+  assert.ok(e.retryAfterMs > 99.99 * day && e.retryAfterMs <= 100 * day, `${e.retryAfterMs / day} days`);
+  assert.match(e.message, /retry after/);
+});
+
+test('openDurationMs above the default 300 000 ms cap is accepted when the open duration does not grow', async () => {
+  const b = new CircuitBreaker({ consecutiveFailures: 1, openDurationMs: 400_000 });
+  await rejection(b.execute(() => { throw new Error('down'); }));
+  const e = await rejection(b.execute(() => 1));
+  assert.ok(e.retryAfterMs > 399_000 && e.retryAfterMs <= 400_000, String(e.retryAfterMs));
+  assert.ok(new CircuitBreaker({ openDurationMs: 400_000, openBackoffMultiplier: 1 }));
+  // With growth, the cap matters: the message says which option to set.
+  assert.throws(() => new CircuitBreaker({ openDurationMs: 400_000, openBackoffMultiplier: 2 }), (err) => {
+    assert.equal(err.code, 'EINVALIDCONFIG');
+    assert.equal(err.field, 'maxOpenDurationMs');
+    assert.match(err.message, /300000/);
+    assert.match(err.message, /openBackoffMultiplier/);
+    return true;
+  });
+});
+
+test('a breaker posted to a worker_thread is a SeawallError saying to use shared, not a DataCloneError', () => {
+  const { MessageChannel } = require('node:worker_threads');
+  const { port1, port2 } = new MessageChannel();
+  try {
+    const { Bulkhead } = require('..');
+    for (const b of [new CircuitBreaker(), new CircuitBreaker({ name: 'x' }), new Bulkhead()]) {
+      if (b.on) b.on('open', () => {});
+      assert.throws(() => port1.postMessage(b), (e) => {
+        assert.equal(e.name, 'SeawallError');
+        assert.equal(e.code, 'ENOTSUPPORTED');
+        assert.match(e.message, /shared/);
+        assert.doesNotMatch(e.message, /=>/);
+        return true;
+      });
+    }
+  } finally {
+    port1.close();
+    port2.close();
+  }
+});

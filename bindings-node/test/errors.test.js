@@ -75,3 +75,27 @@ test('a full bulkhead reports the occupancy the native rejection carries', async
   });
   await Promise.all(held);
 });
+
+test('refusals carry no stack frames and leave Error.stackTraceLimit as the user set it', async () => {
+  const { CircuitBreaker, Bulkhead } = require('..');
+  const before = Error.stackTraceLimit;
+  Error.stackTraceLimit = 7;
+  try {
+    const b = new CircuitBreaker();
+    b.forceOpen();
+    const open = await b.execute(() => 1).catch((e) => e);
+    const full = new Bulkhead({ maxConcurrent: 1 });
+    full.execute(() => new Promise(() => {}));
+    const refused = await full.execute(() => 1).catch((e) => e);
+    for (const [e, code] of [[open, 'ECIRCUITOPEN'], [refused, 'EBULKHEADFULL']]) {
+      assert.equal(e.code, code);
+      assert.equal(e.stack, `SeawallError: ${e.message}`);
+    }
+    assert.equal(open.state, 'forcedOpen');
+    assert.deepEqual([refused.reason, refused.active, refused.queued], ['full', 1, 0]);
+    assert.equal(Error.stackTraceLimit, 7);
+    assert.ok(new Error('mine').stack.split('\n').length > 1);
+  } finally {
+    Error.stackTraceLimit = before;
+  }
+});

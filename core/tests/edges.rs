@@ -294,3 +294,47 @@ fn a_count_window_of_the_largest_size_fills_and_evicts() {
         "4 095 is the largest size"
     );
 }
+
+#[test]
+fn a_restored_open_breaker_stays_open_for_exactly_the_time_left_then_probes() {
+    // open duration 100 ns, multiplier 2: the restored k = 3 makes the next
+    // opening (after a failed probe) the 4th, 100 · 2³ = 800 ns long.
+    let b = count_breaker(BreakerConfig {
+        open_duration_ns: 100,
+        open_backoff_multiplier: Ratio::from_ppm(2_000_000),
+        max_open_duration_ns: None,
+        ..BreakerConfig::DEFAULT
+    });
+    b.restore(State::Open, 3, 40, 1000).unwrap();
+    assert_eq!(b.state(), State::Open);
+    assert_eq!(b.metrics(1000).openings, 3);
+    assert_eq!(b.retry_after(1010), Some(30));
+    assert!(b.try_acquire(1039).is_err());
+    let probe = b.try_acquire(1040).expect("half-open exactly at the end");
+    assert_eq!(b.state(), State::HalfOpen);
+    probe.failure(0, 1041);
+    assert_eq!(b.state(), State::Open);
+    assert_eq!(b.retry_after(1041), Some(800));
+}
+
+#[test]
+fn restored_half_open_probes_at_once_and_manual_states_stay_as_they_were() {
+    let b = count_breaker(BreakerConfig::DEFAULT);
+    let epoch = b.epoch();
+    b.restore(State::HalfOpen, 1, 5_000, 50).unwrap();
+    assert_ne!(b.epoch(), epoch, "a restore is a state change");
+    assert!(
+        b.try_acquire(50).is_ok(),
+        "no time left: the next acquire probes"
+    );
+    assert_eq!(b.state(), State::HalfOpen);
+    b.restore(State::ForcedOpen, 0, 0, 60).unwrap();
+    assert!(b.try_acquire(10_000_000_000).is_err());
+    b.restore(State::Disabled, 0, 0, 70).unwrap();
+    assert_eq!(b.state(), State::Disabled);
+    b.restore(State::Closed, 9, 0, 80).unwrap();
+    assert_eq!((b.state(), b.metrics(80).openings), (State::Closed, 0));
+    // k beyond the word's 11 bits is clamped, never wraps to a short opening
+    b.restore(State::Open, u32::MAX, 10, 90).unwrap();
+    assert_eq!(b.metrics(90).openings, seawall_core::MAX_OPENINGS);
+}

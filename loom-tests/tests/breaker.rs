@@ -199,3 +199,27 @@ fn every_permit_consumed_once() {
         assert_eq!(m.half_open_in_flight, 0, "both probe slots came back");
     });
 }
+
+/// Every state change (a reset, a restore) is a new epoch: two at once, from
+/// open at epoch 1, end at epoch 3 with two transitions counted, whichever wins.
+#[test]
+fn every_state_change_is_a_new_epoch() {
+    model(|| {
+        let b = Arc::new(breaker(1, 1));
+        trip(&b);
+        let before = b.metrics(0).totals.transitions;
+        let reset = {
+            let b = b.clone();
+            thread::spawn(move || b.reset())
+        };
+        let restore = {
+            let b = b.clone();
+            thread::spawn(move || b.restore(State::Open, 2, OPEN, 0).unwrap())
+        };
+        reset.join().unwrap();
+        restore.join().unwrap();
+        let m = b.metrics(0);
+        assert_eq!(m.epoch, 3, "each change took its own epoch");
+        assert_eq!(m.totals.transitions - before, 2);
+    });
+}

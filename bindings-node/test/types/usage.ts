@@ -3,7 +3,7 @@
 // as expected errors must stay errors.
 import {
   CircuitBreaker, Bulkhead, Retry, retry, RetryBudget, RetryThrottle, timeout, wrap, pipeline, StaleCache,
-  Deadline, isSeawallError, SeawallError, Health, registerMetrics, instrumentOtel, type BreakerState,
+  Deadline, isSeawallError, SeawallError, Health, registerMetrics, instrumentOtel, setTesting, type BreakerState,
   type RetryMetrics, RateLimiter, type KeyedRateLimit, type RateLimiterMetrics,
   type PipelineResult,
 } from 'seawall';
@@ -90,6 +90,40 @@ export async function main(): Promise<void> {
   const sources = instrumentOtel({ breakers: [breaker], bulkheads: [bulkhead], retries: [policy] });
   sources.retries.add(policy);
 
+  const onResult = new Retry({ attempts: 3, backoff: [0, 100, 200], retryOnResult: (r: { status: number }) => r.status === 503 });
+  const linear = new Retry({ backoff: { kind: 'linear', baseMs: 100, stepMs: 50, maxMs: 1000 } });
+  const custom = new Retry({ backoff: (attempt: number) => attempt * 10, onRetry: ({ result }) => console.log(result) });
+  new Retry({ backoff: { kind: 'constant', delayMs: 0 } });
+  new Retry({ backoff: { baseMs: 0 } });
+  // @ts-expect-error decorrelated jitter is the exponential family's
+  new Retry({ backoff: { kind: 'list', delaysMs: [1], jitter: 'decorrelated' } });
+  const was: { sleep: boolean; attempts: number | undefined } = setTesting({ attempts: 2 });
+  setTesting(false);
+  const resultBreaker = new CircuitBreaker<[], { status: number }>({ isFailureResult: (r) => r.status >= 500 });
+  resultBreaker.on('failure', ({ result }) => console.log(result));
+  const resultPipeline = pipeline({ isFailureResult: (r: { status: number }) => r.status >= 500 });
+  const pr = await resultPipeline.execute(() => ({ status: 503 }));
+  console.log(onResult, linear, custom, was, pr.result);
+  const hooks = [
+    linear.onRetry(({ attempt, delayMs }) => console.log(attempt, delayMs)),
+    linear.onGiveUp(({ reason }) => { const r: 'maxAttempts' | 'deadline' | 'budgetExhausted' | 'throttled' | 'notRetryable' | 'aborted' = reason; console.log(r); }),
+    new Bulkhead().onReject(({ reason, priority }) => console.log(reason, priority)),
+    timeout(10).onTimeout(({ timeoutMs }) => console.log(timeoutMs)),
+    resultPipeline.onFallback(({ source }) => console.log(source)),
+  ];
+  for (const h of hooks) h.dispose();
+  const saved = resultBreaker.toJSON();
+  const resumed = new CircuitBreaker({ consecutiveFailures: 5, initialState: saved });
+  const resumedLeft: number | null = resumed.toJSON().retryAfterMs;
+  // @ts-expect-error a record's version is 1
+  new CircuitBreaker({ initialState: { version: 2, state: 'open', openings: 1, retryAfterMs: 5 } });
+  console.log(resumedLeft);
+  const cooperative = timeout(500, 'cooperative');
+  const strategy: 'aggressive' | 'cooperative' = cooperative.strategy;
+  // @ts-expect-error only 'aggressive' and 'cooperative'
+  timeout(500, 'polite');
+  const bare: number = await breaker.execute(() => 7, new AbortController().signal);
+  console.log(strategy, bare);
   const composed = wrap(bulkhead, breaker, policy, timeout(500));
   const v: number = await composed.execute(async ({ signal }) => (signal ? 1 : 2));
 
@@ -108,8 +142,9 @@ export async function main(): Promise<void> {
   await upstream.acquire(1, { signal: AbortSignal.timeout(1000), timeoutMs: 500 });
   const perClient = new RateLimiter({ rate: 10, keyed: true });
   const client: KeyedRateLimit = perClient.forKey('client-1');
-  const got: string = await client.execute(async () => 'x');
+  const got: string = await client.execute(async () => 'x', AbortSignal.timeout(1000));
+  const limitedOnce: number = await upstream.execute(async () => 1, AbortSignal.timeout(1000));
   const limited = pipeline({ retry: policy, rateLimiter: upstream, timeout: timeout(500) });
   const lm: RateLimiterMetrics = upstream.metrics();
-  console.log(name, n, state, b, r, v, left, h.status(), e.code, registerMetrics, retries, wait, ok, got, limited, lm.admitted, e.retryAfterMs);
+  console.log(name, n, state, b, r, v, left, h.status(), e.code, registerMetrics, retries, wait, ok, got, limited, limitedOnce, lm.admitted, e.retryAfterMs);
 }

@@ -504,12 +504,59 @@ impl<W: SlidingWindow> CircuitBreaker<W> {
         self.set_manual(state)
     }
 
+    /// Start from an exported state (DESIGN §3.7) at `now` (ns): `open` for
+    /// exactly `open_left_ns` more (then half-open as usual), `half_open` as
+    /// `open` with no time left (the next acquire probes), both with `openings`
+    /// consecutive openings (clamped to 1..=[`MAX_OPENINGS`]); `forced_open`,
+    /// `disabled` and `closed` (an empty window) as [`force_open`](Self::force_open),
+    /// [`disable`](Self::disable) and [`reset`](Self::reset) make them. Window
+    /// counts are not carried. Outstanding permits become stale. [`Corrupt`]
+    /// when the state word kept changing under [`MAX_RETRIES`] passes (nothing
+    /// was changed then).
+    pub fn restore(
+        &self,
+        state: State,
+        openings: u32,
+        open_left_ns: u64,
+        now: u64,
+    ) -> Result<(), Corrupt> {
+        let k = openings.clamp(1, MAX_OPENINGS);
+        match state {
+            State::Open | State::HalfOpen => {
+                let now = self.observe(now);
+                let until = if matches!(state, State::Open) {
+                    now.saturating_add(open_left_ns)
+                } else {
+                    now
+                };
+                self.change_state(|epoch| Word::open(epoch, k, until))
+            }
+            State::Closed | State::ForcedOpen | State::Disabled => self.set_manual(state),
+        }
+    }
+
     fn set_manual(&self, state: State) -> Result<(), Corrupt> {
+        self.change_state(|epoch| Word::manual(state, epoch))
+    }
+
+    /// Replace the state word with `next(epoch)`, `epoch` the one after the
+    /// current word's.
+    fn change_state(&self, next: impl Fn(u32) -> Word) -> Result<(), Corrupt> {
         // Invariant: every state change is a new epoch, so permits of the old state
         // are stale; the CAS retries only if another change slipped in between.
         let mut w = self.load();
+        #[cfg(seawall_mutant = "state_change_blind")]
+        {
+            // Mutant: a blind store lets two changes take the same epoch.
+            let _ = &mut w;
+            self.state
+                .store(next(next_epoch(w.epoch())).0, Ordering::Release);
+            self.bump_transitions();
+            return Ok(());
+        }
+        #[cfg(not(seawall_mutant = "state_change_blind"))]
         for _ in 0..MAX_RETRIES {
-            match self.cas(w, Word::manual(state, next_epoch(w.epoch()))) {
+            match self.cas(w, next(next_epoch(w.epoch()))) {
                 Ok(()) => {
                     self.bump_transitions();
                     return Ok(());
@@ -517,6 +564,7 @@ impl<W: SlidingWindow> CircuitBreaker<W> {
                 Err(cur) => w = cur,
             }
         }
+        #[cfg(not(seawall_mutant = "state_change_blind"))]
         Err(Corrupt)
     }
 

@@ -499,4 +499,17 @@ impl Breaker {
     pub fn set_manual_checked(&self, state: State) -> Result<(), Corrupt> {
         with_breaker!(self, b => b.set_manual_checked(state))
     }
+
+    /// Start from an exported state at `now` (ns): see the core's
+    /// `CircuitBreaker::restore` (DESIGN §3.7); [`Corrupt`] as for
+    /// [`set_manual_checked`](Self::set_manual_checked).
+    pub fn restore(
+        &self,
+        state: State,
+        openings: u32,
+        open_left_ns: u64,
+        now: u64,
+    ) -> Result<(), Corrupt> {
+        with_breaker!(self, b => b.restore(state, openings, open_left_ns, now))
+    }
 }
