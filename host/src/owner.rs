@@ -92,15 +92,14 @@ pub(crate) mod pid {
     }
 }
 
-/// Under loom the models say which pid claims, set before the model's threads
-/// start. Thread-local: loom runs a model's threads on the test's own OS thread,
-/// and the test harness runs models in parallel on different ones.
+/// Under loom the models say which pid each of their threads claims as (a
+/// loom thread-local: one model's threads stand for different processes).
 #[cfg(loom)]
 pub(crate) mod pid {
     use std::cell::Cell;
 
-    std::thread_local! {
-        static PID: Cell<u32> = const { Cell::new(1) };
+    loom::thread_local! {
+        static PID: Cell<u32> = Cell::new(1);
     }
 
     pub(crate) fn current() -> u32 {
@@ -112,11 +111,81 @@ pub(crate) mod pid {
     }
 }
 
-/// Loom models only: the pid the next claims store as their owner.
+/// Loom models only: the pid the next claims of this thread store as their owner.
 #[cfg(loom)]
 pub fn set_claiming_pid(pid: u32) {
     pid::set(pid);
 }
+
+/// Where a process may be killed between two steps of a protocol (every step
+/// is one atomic operation): nowhere to stop outside the loom models, where a
+/// thread told to die after `n` steps stops at its `n + 1`-th kill point and at
+/// every one after it, as a killed process would.
+#[cfg(not(loom))]
+pub(crate) mod kill {
+    #[inline]
+    pub(crate) const fn here() -> bool {
+        false
+    }
+}
+
+#[cfg(loom)]
+pub(crate) mod kill {
+    use std::cell::Cell;
+
+    loom::thread_local! {
+        static LEFT: Cell<Option<u32>> = Cell::new(None);
+    }
+
+    pub(crate) fn here() -> bool {
+        LEFT.with(|left| match left.get() {
+            Some(0) => true,
+            Some(n) => {
+                left.set(Some(n - 1));
+                false
+            }
+            None => false,
+        })
+    }
+
+    pub(crate) fn after(steps: Option<u32>) {
+        LEFT.with(|left| left.set(steps));
+    }
+
+    pub(crate) fn dead() -> bool {
+        LEFT.with(|left| left.get() == Some(0))
+    }
+}
+
+/// Loom models only: this thread's process is killed after `steps` more kill
+/// points (`None`: never).
+#[cfg(loom)]
+pub fn die_after(steps: Option<u32>) {
+    kill::after(steps);
+}
+
+/// Loom models only: whether this thread's process was killed; it then does
+/// nothing more.
+#[cfg(loom)]
+#[must_use]
+pub fn killed() -> bool {
+    kill::dead()
+}
+
+/// Return (`$ret`) here if the process dies here (loom models only).
+macro_rules! kill_point {
+    () => {
+        if crate::owner::kill::here() {
+            return;
+        }
+    };
+    ($ret:expr) => {
+        if crate::owner::kill::here() {
+            return $ret;
+        }
+    };
+}
+pub(crate) use kill_point;
 
 /// Whether the slot whose current generation is `generation` and whose owner word
 /// is `owner` was claimed by a process that `alive` says is gone. The caller
