@@ -253,8 +253,9 @@ impl<const N: usize> HolderTable<N> {
 
     /// The claim of `step` was queued by the core as ticket `t`.
     pub(crate) fn queued(&self, step: Step, t: u32) -> Step {
-        // Published by the CAS to `WAITING` that follows (release).
-        self.tickets[step.idx].store(t, Ordering::Relaxed);
+        // Release: a reader that sees this ticket sees the claim before it (so
+        // its re-read of the slot finds the word moved on).
+        self.tickets[step.idx].store(t, Ordering::Release);
         self.advance(step, SlotState::Waiting)
     }
 
@@ -304,7 +305,7 @@ impl<const N: usize> HolderTable<N> {
         if w.state() != SlotState::Waiting {
             return Err(HolderError::UnknownTicket);
         }
-        let t = self.tickets[idx].load(Ordering::Relaxed);
+        let t = self.tickets[idx].load(Ordering::Acquire);
         // The ticket read belongs to the word read if the slot still holds it.
         if self.load(idx) == w {
             Ok((idx, w, t))

@@ -1,30 +1,15 @@
 //! Who holds a slot of the permit table or the semaphore's holder table, and
 //! whether that holder is gone: the part of reclaim both tables share.
 //!
-//! Each slot has an owner word, `generation (10 low bits) | pid (22 bits)`, stored
-//! by the claimer right after its claim CAS. A slot may be reclaimed only when its
-//! owner word was stored for the slot's current generation (an older one means the
-//! claimer has not stored its own yet, and is never trusted) and names a process
-//! that no longer runs. Pids are only meaningful within one pid namespace: reclaim
+//! Each slot word names, next to its state, the process that made its last move
+//! (its pid), written by the very CAS that made it: a slot is never held, or in
+//! the middle of a step, without naming its process (DESIGN §8, "Death at any
+//! instruction"). Pids are only meaningful within one pid namespace: reclaim
 //! only where every process sharing the table sees the same pids.
 
-use core::sync::atomic::Ordering;
-
-use crate::sync::AtomicU32;
-
-/// Owner word: low 22 bits the pid (Linux pids are below 2²²), high 10 bits the
-/// low bits of the generation it was stored for.
+/// Bits of a pid in a slot word (Linux pids are below 2²²).
 pub(crate) const PID_BITS: u32 = 22;
 pub(crate) const PID_MASK: u32 = (1 << PID_BITS) - 1;
-
-/// Generation bits an owner word keeps.
-const OWNER_GENERATION_MASK: u32 = (1 << (32 - PID_BITS)) - 1;
-
-/// The owner word of a slot claimed in `generation` by process `pid` (the
-/// semaphore's holder table uses the same scheme).
-pub(crate) fn owner_word(generation: u32, pid: u32) -> u32 {
-    (generation << PID_BITS) | (pid & PID_MASK)
-}
 
 /// This process's id, cached: `getpid` is a system call and claims are the hot
 /// path. A `fork` child clears the cache (an atfork handler), so it never
@@ -186,26 +171,6 @@ macro_rules! kill_point {
     };
 }
 pub(crate) use kill_point;
-
-/// Whether the slot whose current generation is `generation` and whose owner word
-/// is `owner` was claimed by a process that `alive` says is gone. The caller
-/// frees it with a CAS from the slot word it read before loading `owner`, so a
-/// slot claimed again since then is left alone.
-pub(crate) fn claimed_by_dead_process(
-    owner: &AtomicU32,
-    generation: u32,
-    alive: impl Fn(u32) -> bool,
-) -> bool {
-    let o = owner.load(Ordering::Acquire);
-    let pid = o & PID_MASK;
-    // Invariant: the owner word counts only if it was stored for this very
-    // generation; with the caller's CAS from the slot word of that generation, a
-    // live claimer's slot is never taken.
-    let this_generation = o >> PID_BITS == generation & OWNER_GENERATION_MASK;
-    #[cfg(seawall_mutant = "reclaim_any_generation")]
-    let this_generation = true; // Mutant: trust a stale owner word.
-    this_generation && pid != 0 && !alive(pid)
-}
 
 /// Where this thread looks for a free slot next: a hint only (any start is
 /// correct), spreading threads and processes over the table. One cursor serves

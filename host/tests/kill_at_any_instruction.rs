@@ -150,7 +150,6 @@ fn semaphore_killed_anywhere_loses_no_permit() {
 }
 
 #[test]
-#[ignore = "the breaker's permit table is not kill-safe yet (README, kill windows): a kill between the core's admission and the slot's claim, or between the slot's free and the record, loses an admission from the totals"]
 fn breaker_killed_anywhere_keeps_its_totals() {
     let _one = ONE_AT_A_TIME
         .lock()

@@ -231,6 +231,10 @@ fn recount_waits_for_a_live_step_in_progress() {
             1,
             "the stopped process's admission was given back"
         );
-        assert_eq!(c.outstanding(), (1, 0), "the live step keeps its slot");
+        assert_eq!(
+            c.outstanding(),
+            (2, 0),
+            "the live step keeps its slot, the dead one waits for a quiet moment"
+        );
     });
 }

@@ -40,11 +40,21 @@
 //!   released, the others freed. A moment with a waiter queued or a live step
 //!   in progress defers them to a later reclaim.
 //!
-//! What a later reclaim cannot repair: a process killed inside the core's
-//! enqueue (between taking its place in the queue and settling in it) may leave
-//! a place of the core's queue that no ticket names, which keeps `queued` above
-//! zero; its `enqueuing` slot stays (counted in `tickets_outstanding`) so the
-//! loss is visible.
+//! What reclaim cannot repair: a death inside one of the core's own calls that
+//! takes more than one atomic step (the table sees the call, not its steps):
+//! * inside the enqueue of an acquire that may queue, between taking a place in
+//!   the queue (`queued + 1`) and settling in it: a place, or a wait slot, that no
+//!   ticket names;
+//! * inside the acknowledgement of a grant (a poll, or a cancel or reclaim that
+//!   meets a grant), between freeing the wait slot and `queued − 1`: `queued`
+//!   one too high;
+//! * inside a cancel that meets a grant, between that acknowledgement and
+//!   passing the permit on: one permit that nobody holds.
+//!
+//! Each is a few instructions of a call that queues or meets a grant; none is
+//! on the path of `try_acquire` and `release`. A `queued` left too high also
+//! defers the settling by count (which needs an empty queue); recreating the
+//! region clears it.
 
 use core::mem::MaybeUninit;
 
