@@ -1384,11 +1384,12 @@ seawall_status seawall_breaker_record(const struct seawall_breaker *breaker,
  * reaped (a zombie, state `Z`/`X` in `/proc/<pid>/stat`). A permit is
  * owned by the process that acquired it; reclaim only where every process
  * sharing the breaker sees the same pids (one pid namespace). Scans the permit
- * table: not for the hot path. A process killed in the few instructions between
- * the core's admission and the permit slot's claim (or between a record's freeing
- * of the slot and the core's record) leaves a permit no reclaim can find:
- * harmless when closed; a half-open probe stays in flight until the episode
- * ends (`half_open_max_wait_ns`, or a reset).
+ * table: not for the hot path. A process killed in the middle of an acquire or
+ * a record leaves a slot that names it; reclaim settles those by count (the
+ * totals add up again: an admission never recorded counts as ignored), but
+ * without freeing a half-open probe's slot (which of them held a probe is not
+ * known): such a probe stays in flight until the episode ends
+ * (`half_open_max_wait_ns`, or a reset).
  *
  * # Safety
  * `breaker` is NULL or a live handle; `out_reclaimed` is NULL or writable.
@@ -2566,11 +2567,12 @@ seawall_status seawall_semaphore_get_snapshot(const struct seawall_semaphore *se
  * if not NULL) say how many. A process is gone once no such pid exists or, on
  * Linux, once it has exited and waits to be reaped (a zombie, state `Z`/`X` in
  * `/proc/<pid>/stat`). A permit or ticket belongs to the process that
- * acquired or queued it, whoever holds its id now; reclaim only where every
+ * acquired, queued or polled it, whoever holds its id now; reclaim only where every
  * process sharing the semaphore sees the same pids (one pid namespace). Scans
- * the holder table: not for the hot path. A process killed in the few
- * instructions between the core's admission and the holder slot's claim leaves
- * one permit no reclaim can find.
+ * the holder table: not for the hot path. A process killed between two steps
+ * of a call is repaired too (its holder slot names it from the step that took
+ * it); only a death inside the core's own queueing or acknowledgement of a grant
+ * is not (README, kill windows).
  *
  * # Safety
  * `semaphore` is NULL or a live handle; `out_permits` and `out_tickets` are NULL

@@ -5,25 +5,26 @@
 //! `release` of the core semaphore, which would hand out a permit nobody gave
 //! back (the core's raw protocol trusts its caller to give each permit back once).
 //!
-//! * slot word: `generation (30) | ticket (32) | state (2)` with state `FREE`,
-//!   `HELD` (a permit) or `WAITING` (a ticket of the core's queue).
-//! * claim: `free(g) → held(g + 1)` or `→ waiting(g + 1, ticket)` with one CAS;
-//!   the id is `(g + 1) ^ salt` in the high half and the slot index in the low
-//!   half. A ticket and the permit it turns into share the id.
-//! * every later move is one CAS from the exact word the id names:
-//!   release `held(g) → free(g)`, grant `waiting(g, t) → held(g)`, cancel
-//!   `waiting(g, t) → free(g)`. The CAS winner alone makes the matching call on the
-//!   core semaphore, so each permit is given back once and each ticket is
-//!   either taken (granted) or cancelled, never both.
+//! * slot word: `generation (30) | pid (22) | state (3)`: who is in the slot is
+//!   part of the word every move writes, so the process a slot belongs to is
+//!   known from the very step that took it (DESIGN §8, "Death at any
+//!   instruction"). A ticket's core ticket sits next to the word, written while
+//!   the slot is being claimed and read only while it waits.
+//! * states: `FREE`; `HELD` (a permit), `WAITING` (a ticket of the core's queue);
+//!   and one state for each step in progress, named by the process making it:
+//!   `ACQUIRING` / `ENQUEUING` (claimed, the core's acquire not yet answered),
+//!   `RELEASING` (the core's release next), `CANCELLING` (the core's cancel next),
+//!   `GRANTING` (the core's acknowledgement of a grant next).
+//! * claim: `free(g) → acquiring(g + 1, pid)` with one CAS, before the core is
+//!   asked; the id is a keyed hash of slot and generation in the high half and
+//!   the slot index in the low half. A ticket and the permit it turns into share
+//!   the id.
+//! * every later move is one CAS from the exact word read, of the generation the
+//!   id names; the CAS that leaves `HELD` or `WAITING` is won once, so each
+//!   permit is given back once and each ticket either taken or cancelled.
 //!
-//! As in the breaker's permit table ([`crate::permits`]) the salt (random per
-//! table) makes an id of another semaphore fail, each slot has an owner word
-//! (`generation (10 low bits) | pid (22 bits)`, stored right after the claim),
-//! and [`HolderTable::reclaim`] frees, with the same CASes, every slot whose owner
-//! word belongs to the slot's current generation and names a process that no
-//! longer exists; the caller then releases the dead holder's permit or cancels
-//! its ticket on the core semaphore. A slot's owner is the process that acquired
-//! the permit or queued the ticket, whoever holds the id now.
+//! The table moves one slot at a time; [`crate::semaphore::cell`] pairs each move
+//! with the core's step and says how reclaim repairs a death between the two.
 
 use core::mem::MaybeUninit;
 use core::sync::atomic::Ordering;
@@ -31,13 +32,44 @@ use core::sync::atomic::Ordering;
 use crate::sync::{AtomicU32, AtomicU64};
 use crossbeam_utils::CachePadded;
 
-use crate::owner::{claimed_by_dead_process, cursor, owner_word, pid};
+use crate::owner::{PID_MASK, cursor, pid};
 
-const FREE: u64 = 0;
-const HELD: u64 = 1;
-const WAITING: u64 = 2;
-const STATE_MASK: u64 = 0b11;
-const TICKET_SHIFT: u32 = 2;
+/// Loom models only: this thread's pid, and when its process dies.
+#[cfg(loom)]
+pub use crate::owner::{die_after, killed, set_claiming_pid};
+
+/// What a slot stands for now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SlotState {
+    Free,
+    Held,
+    Waiting,
+    Acquiring,
+    Enqueuing,
+    Releasing,
+    Cancelling,
+    Granting,
+}
+
+impl SlotState {
+    const ALL: [Self; 8] = [
+        Self::Free,
+        Self::Held,
+        Self::Waiting,
+        Self::Acquiring,
+        Self::Enqueuing,
+        Self::Releasing,
+        Self::Cancelling,
+        Self::Granting,
+    ];
+
+    const fn bits(self) -> u64 {
+        self as u64
+    }
+}
+
+const STATE_MASK: u64 = 0b111;
+const PID_SHIFT: u32 = 3;
 const GENERATION_SHIFT: u32 = 34;
 /// Generations are 30 bits: an id must stay unused for 2³⁰ reuses of its slot to
 /// be mistaken for a live one.
@@ -65,25 +97,53 @@ pub struct HolderTable<const N: usize> {
     /// Random, written once by `init`.
     salt: CachePadded<u64>,
     slots: [AtomicU64; N],
-    owners: [AtomicU32; N],
+    /// The core ticket of a waiting slot.
+    tickets: [AtomicU32; N],
 }
 
-const fn word(generation: u32, ticket: u32, state: u64) -> u64 {
-    ((generation & GENERATION_MASK) as u64) << GENERATION_SHIFT
-        | (ticket as u64) << TICKET_SHIFT
-        | state
+/// A slot word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Slot(u64);
+
+impl Slot {
+    const fn new(generation: u32, pid: u32, state: SlotState) -> Self {
+        Self(
+            ((generation & GENERATION_MASK) as u64) << GENERATION_SHIFT
+                | ((pid & PID_MASK) as u64) << PID_SHIFT
+                | state.bits(),
+        )
+    }
+
+    pub(crate) const fn generation(self) -> u32 {
+        (self.0 >> GENERATION_SHIFT) as u32
+    }
+
+    pub(crate) const fn pid(self) -> u32 {
+        (self.0 >> PID_SHIFT) as u32 & PID_MASK
+    }
+
+    pub(crate) const fn state(self) -> SlotState {
+        SlotState::ALL[(self.0 & STATE_MASK) as usize]
+    }
+
+    /// This slot's generation in `state`, moved by this process (`FREE` names
+    /// nobody).
+    fn moved(self, state: SlotState) -> Self {
+        let by = if matches!(state, SlotState::Free) {
+            0
+        } else {
+            pid::current()
+        };
+        Self::new(self.generation(), by, state)
+    }
 }
 
-const fn generation(w: u64) -> u32 {
-    (w >> GENERATION_SHIFT) as u32
-}
-
-const fn ticket(w: u64) -> u32 {
-    (w >> TICKET_SHIFT) as u32
-}
-
-const fn state(w: u64) -> u64 {
-    w & STATE_MASK
+/// A slot this process is moving: where it is and the word it wrote.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[must_use = "a step in progress leaves its slot taken until it is finished"]
+pub(crate) struct Step {
+    idx: usize,
+    word: Slot,
 }
 
 impl<const N: usize> HolderTable<N> {
@@ -96,10 +156,12 @@ impl<const N: usize> HolderTable<N> {
         unsafe {
             (&raw mut (*p).salt).write(CachePadded::new(salt));
             let slots = (&raw mut (*p).slots).cast::<AtomicU64>();
-            let owners = (&raw mut (*p).owners).cast::<AtomicU32>();
+            let tickets = (&raw mut (*p).tickets).cast::<AtomicU32>();
             for i in 0..N {
-                slots.add(i).write(AtomicU64::new(word(0, 0, FREE)));
-                owners.add(i).write(AtomicU32::new(0));
+                slots
+                    .add(i)
+                    .write(AtomicU64::new(Slot::new(0, 0, SlotState::Free).0));
+                tickets.add(i).write(AtomicU32::new(0));
             }
         }
     }
@@ -114,63 +176,69 @@ impl<const N: usize> HolderTable<N> {
         (h >> 32) as u32 & GENERATION_MASK
     }
 
-    fn id(&self, generation: u32, idx: usize) -> u64 {
-        (u64::from(self.tag(generation, idx)) << 32) | idx as u64
+    /// The id of the slot `step` claimed.
+    pub(crate) fn id(&self, step: Step) -> u64 {
+        (u64::from(self.tag(step.word.generation(), step.idx)) << 32) | step.idx as u64
     }
 
-    /// The slot an id names and the generation it holds now; an id whose tag is
-    /// not that generation's names no live holder (`stale`).
-    fn slot_of(&self, id: u64, stale: HolderError) -> Result<(&AtomicU64, u32), HolderError> {
-        let Some((idx, slot)) = usize::try_from(id & INDEX_MASK)
+    pub(crate) fn load(&self, idx: usize) -> Slot {
+        Slot(self.slots[idx].load(Ordering::Acquire))
+    }
+
+    /// Slot `idx` of word `from` goes to `to`; the step, or `None` if the slot
+    /// holds another word now.
+    fn cas(&self, idx: usize, from: Slot, to: Slot) -> Option<Step> {
+        self.slots[idx]
+            .compare_exchange(from.0, to.0, Ordering::AcqRel, Ordering::Acquire)
             .ok()
-            .and_then(|i| self.slots.get(i).map(|s| (i, s)))
-        else {
+            .map(|_| Step { idx, word: to })
+    }
+
+    /// The slot an id names and its word now, if that word is of the
+    /// generation the id names (else the id names no live holder: `stale`).
+    fn slot_of(&self, id: u64, stale: HolderError) -> Result<(usize, Slot), HolderError> {
+        let Some(idx) = usize::try_from(id & INDEX_MASK).ok().filter(|&i| i < N) else {
             return Err(HolderError::Foreign);
         };
-        let g = generation(slot.load(Ordering::Acquire));
-        if (id >> 32) as u32 == self.tag(g, idx) {
-            Ok((slot, g))
+        let w = self.load(idx);
+        if (id >> 32) as u32 == self.tag(w.generation(), idx) {
+            Ok((idx, w))
         } else {
             Err(stale)
         }
     }
 
-    /// Take a free slot for a permit; its id, or `None` when all `N` are taken.
-    #[must_use = "an unused id leaves its slot held"]
-    pub fn claim_held(&self) -> Option<u64> {
-        self.claim(0, HELD)
-    }
-
-    /// Take a free slot for core ticket `t`; its id, or `None` when all `N` are
-    /// taken.
-    #[must_use = "an unused id leaves its slot held"]
-    pub fn claim_waiting(&self, t: u32) -> Option<u64> {
-        self.claim(t, WAITING)
-    }
-
-    fn claim(&self, t: u32, to: u64) -> Option<u64> {
+    /// Take a free slot for an acquire about to ask the core (`enqueue`: one
+    /// that may queue); the step, or `None` when all `N` are taken.
+    pub(crate) fn claim(&self, enqueue: bool) -> Option<Step> {
+        let to = if enqueue {
+            SlotState::Enqueuing
+        } else {
+            SlotState::Acquiring
+        };
+        let me = pid::current();
         let mut idx = cursor::get(N);
-        // Invariant: a slot goes free(g) → held/waiting(g + 1) only by this CAS,
-        // and back to free(g') only by a CAS from the exact word of its id, so
-        // each generation of a slot belongs to exactly one claim.
+        // Invariant: a slot goes free(g) → acquiring/enqueuing(g + 1, pid) only
+        // by this CAS, from the exact free word read, so each generation of a
+        // slot belongs to exactly one claim, and the claimer's pid is in the
+        // word from that very step.
         // One more than the table: a jump after the first try still sees every slot.
         for tried in 0..=N {
-            let cell = &self.slots[idx];
-            let w = cell.load(Ordering::Relaxed);
-            if state(w) == FREE {
-                let g = generation(w).wrapping_add(1) & GENERATION_MASK;
-                match cell.compare_exchange(w, word(g, t, to), Ordering::AcqRel, Ordering::Relaxed)
-                {
-                    Ok(_) => {
-                        self.owners[idx].store(owner_word(g, pid::current()), Ordering::Release);
+            let w = self.load(idx);
+            if w.state() == SlotState::Free {
+                let g = w.generation().wrapping_add(1) & GENERATION_MASK;
+                #[cfg(seawall_mutant = "holder_claim_anonymous")]
+                let me = 0; // Mutant: the claim names nobody until a later store.
+                match self.cas(idx, w, Slot::new(g, me, to)) {
+                    Some(step) => {
                         cursor::set((idx + 1) % N);
-                        return Some(self.id(g, idx));
+                        return Some(step);
                     }
-                    Err(_) if tried == 0 => {
-                        idx = cursor::fresh(w ^ idx as u64, N);
+                    None if tried == 0 => {
+                        idx = cursor::fresh(w.0 ^ idx as u64, N);
                         continue;
                     }
-                    Err(_) => {}
+                    None => {}
                 }
             }
             idx = (idx + 1) % N;
@@ -178,145 +246,154 @@ impl<const N: usize> HolderTable<N> {
         None
     }
 
-    /// Give permit `id` back once. `Ok` means the caller must now release one
-    /// permit of the core semaphore.
-    pub fn release(&self, id: u64) -> Result<(), HolderError> {
-        let (cell, g) = self.slot_of(id, HolderError::AlreadyUsed)?;
-        #[cfg(seawall_mutant = "holder_blind_release")]
-        {
-            // Mutant: check-then-store lets two racing releases both pass.
-            if cell.load(Ordering::Acquire) == word(g, 0, HELD) {
-                cell.store(word(g, 0, FREE), Ordering::Release);
-                return Ok(());
-            }
-        }
-        match cell.compare_exchange(
-            word(g, 0, HELD),
-            word(g, 0, FREE),
-            Ordering::AcqRel,
-            Ordering::Acquire,
-        ) {
-            Ok(_) => Ok(()),
-            Err(cur) if state(cur) == WAITING && generation(cur) == g => {
-                Err(HolderError::StillWaiting)
-            }
-            Err(_) => Err(HolderError::AlreadyUsed),
+    /// The claim of `step` was admitted by the core: a held permit.
+    pub(crate) fn admitted(&self, step: Step) -> Step {
+        self.advance(step, SlotState::Held)
+    }
+
+    /// The claim of `step` was queued by the core as ticket `t`.
+    pub(crate) fn queued(&self, step: Step, t: u32) -> Step {
+        // Release: a reader that sees this ticket sees the claim before it (so
+        // its re-read of the slot finds the word moved on).
+        self.tickets[step.idx].store(t, Ordering::Release);
+        self.advance(step, SlotState::Waiting)
+    }
+
+    /// The step in progress is done, or undone: the slot is free.
+    pub(crate) fn finish(&self, step: Step) {
+        let _ = self.advance(step, SlotState::Free);
+    }
+
+    /// A step this process began goes on to `to`. Only this process moves a
+    /// slot it is stepping (a reclaim takes only a dead process's), so the CAS
+    /// does not fail; were the word changed all the same, the slot is left to
+    /// whoever changed it.
+    pub(crate) fn advance(&self, step: Step, to: SlotState) -> Step {
+        let next = step.word.moved(to);
+        self.cas(step.idx, step.word, next);
+        Step {
+            idx: step.idx,
+            word: next,
         }
     }
 
-    /// The core ticket of waiting id `id`.
-    pub fn waiting_ticket(&self, id: u64) -> Result<u32, HolderError> {
-        let (cell, g) = self.slot_of(id, HolderError::UnknownTicket)?;
-        let w = cell.load(Ordering::Acquire);
-        if state(w) == WAITING && generation(w) == g {
-            Ok(ticket(w))
+    /// Begin giving permit `id` back: `held(g) → releasing(g, pid)`, won once.
+    /// `Ok` means the caller must now release one permit of the core semaphore,
+    /// then [`finish`](Self::finish).
+    pub(crate) fn release(&self, id: u64) -> Result<Step, HolderError> {
+        let (idx, w) = self.slot_of(id, HolderError::AlreadyUsed)?;
+        match w.state() {
+            SlotState::Held => {}
+            SlotState::Waiting | SlotState::Enqueuing => return Err(HolderError::StillWaiting),
+            _ => return Err(HolderError::AlreadyUsed),
+        }
+        #[cfg(seawall_mutant = "holder_blind_release")]
+        {
+            // Mutant: check-then-store lets two racing releases both pass.
+            let to = w.moved(SlotState::Releasing);
+            self.slots[idx].store(to.0, Ordering::Release);
+            return Ok(Step { idx, word: to });
+        }
+        #[cfg(not(seawall_mutant = "holder_blind_release"))]
+        self.cas(idx, w, w.moved(SlotState::Releasing))
+            .ok_or(HolderError::AlreadyUsed)
+    }
+
+    /// The core ticket of waiting id `id`, and the slot word it was read with.
+    fn waiting(&self, id: u64) -> Result<(usize, Slot, u32), HolderError> {
+        let (idx, w) = self.slot_of(id, HolderError::UnknownTicket)?;
+        if w.state() != SlotState::Waiting {
+            return Err(HolderError::UnknownTicket);
+        }
+        let t = self.tickets[idx].load(Ordering::Acquire);
+        // The ticket read belongs to the word read if the slot still holds it.
+        if self.load(idx) == w {
+            Ok((idx, w, t))
         } else {
             Err(HolderError::UnknownTicket)
         }
     }
 
-    /// Ticket `id` (core ticket `t`) was granted: it becomes a held permit with
-    /// the same id. Fails when the ticket was taken or cancelled meanwhile.
-    pub fn grant(&self, id: u64, t: u32) -> Result<(), HolderError> {
-        let (cell, g) = self.slot_of(id, HolderError::UnknownTicket)?;
-        cell.compare_exchange(
-            word(g, t, WAITING),
-            word(g, 0, HELD),
-            Ordering::AcqRel,
-            Ordering::Acquire,
-        )
-        .map(drop)
-        .map_err(|_| HolderError::UnknownTicket)
+    /// The core ticket of waiting id `id`.
+    pub fn waiting_ticket(&self, id: u64) -> Result<u32, HolderError> {
+        self.waiting(id).map(|(_, _, t)| t)
     }
 
-    /// Ticket `id` (core ticket `t`) gives up. `Ok` means the caller must now
-    /// cancel `t` on the core semaphore.
-    pub fn cancel(&self, id: u64, t: u32) -> Result<(), HolderError> {
-        let (cell, g) = self.slot_of(id, HolderError::UnknownTicket)?;
+    /// Begin taking the grant of waiting id `id` (core ticket `t`):
+    /// `waiting(g) → granting(g, pid)`, won once. The caller then acknowledges
+    /// the grant on the core and [`granted`](Self::granted).
+    pub(crate) fn grant(&self, id: u64, t: u32) -> Result<Step, HolderError> {
+        let (idx, w, seen) = self.waiting(id)?;
+        if seen != t {
+            return Err(HolderError::UnknownTicket);
+        }
+        self.cas(idx, w, w.moved(SlotState::Granting))
+            .ok_or(HolderError::UnknownTicket)
+    }
+
+    /// The grant of `step` is acknowledged: a held permit (of the process that
+    /// took it).
+    pub(crate) fn granted(&self, step: Step) -> Step {
+        self.advance(step, SlotState::Held)
+    }
+
+    /// Begin cancelling waiting id `id` (core ticket `t`): `waiting(g) →
+    /// cancelling(g, pid)`, won once. The caller then cancels `t` on the core
+    /// and [`finish`](Self::finish)es.
+    pub(crate) fn cancel(&self, id: u64, t: u32) -> Result<Step, HolderError> {
+        let (idx, w, seen) = self.waiting(id)?;
+        if seen != t {
+            return Err(HolderError::UnknownTicket);
+        }
         #[cfg(seawall_mutant = "holder_blind_cancel")]
         {
             // Mutant: check-then-store cancels over a grant made meanwhile.
-            if cell.load(Ordering::Acquire) == word(g, t, WAITING) {
-                cell.store(word(g, 0, FREE), Ordering::Release);
-                return Ok(());
-            }
+            let to = w.moved(SlotState::Cancelling);
+            self.slots[idx].store(to.0, Ordering::Release);
+            return Ok(Step { idx, word: to });
         }
-        cell.compare_exchange(
-            word(g, t, WAITING),
-            word(g, 0, FREE),
-            Ordering::AcqRel,
-            Ordering::Acquire,
-        )
-        .map(drop)
-        .map_err(|_| HolderError::UnknownTicket)
+        #[cfg(not(seawall_mutant = "holder_blind_cancel"))]
+        self.cas(idx, w, w.moved(SlotState::Cancelling))
+            .ok_or(HolderError::UnknownTicket)
     }
 
-    /// Free every slot held by a process that `alive` says is gone, calling
-    /// `held()` for each permit (the caller releases it on the core semaphore) and
-    /// `waiting(t)` for each ticket (the caller cancels it). Returns how many of
-    /// each. A slot whose owner has not stored its pid yet is left alone.
-    pub fn reclaim(
-        &self,
-        alive: impl Fn(u32) -> bool,
-        mut held: impl FnMut(),
-        mut waiting: impl FnMut(u32),
-    ) -> (u64, u64) {
-        let (mut permits, mut tickets) = (0, 0);
-        for (slot, owner) in self.slots.iter().zip(&self.owners) {
-            let w = slot.load(Ordering::Acquire);
-            if state(w) == FREE {
-                continue;
-            }
-            let g = generation(w);
-            // Invariant: the CAS below succeeds only if the slot still holds the
-            // word read, so against a racing release, grant or cancel exactly one
-            // of the two moves it (the owner check is `owner`'s).
-            if !claimed_by_dead_process(owner, g, &alive) {
-                continue;
-            }
-            let freed = word(g, 0, FREE);
-            #[cfg(seawall_mutant = "holder_reclaim_blind")]
-            let won = {
-                // Mutant: a blind store frees the slot even if its holder just did.
-                slot.store(freed, Ordering::Release);
-                true
-            };
-            #[cfg(not(seawall_mutant = "holder_reclaim_blind"))]
-            let won = slot
-                .compare_exchange(w, freed, Ordering::AcqRel, Ordering::Relaxed)
-                .is_ok();
-            if won {
-                if state(w) == HELD {
-                    held();
-                    permits += 1;
-                } else {
-                    waiting(ticket(w));
-                    tickets += 1;
-                }
-            }
+    /// Reclaim takes over slot `idx`, read as `from` (a dead process's), moving
+    /// it to `to` in its own name; `None` if the slot moved meanwhile (another
+    /// reclaim took it).
+    pub(crate) fn take_over(&self, idx: usize, from: Slot, to: SlotState) -> Option<Step> {
+        #[cfg(seawall_mutant = "holder_reclaim_blind")]
+        {
+            // Mutant: a blind store takes the slot even if its holder just moved it.
+            let to = from.moved(to);
+            self.slots[idx].store(to.0, Ordering::Release);
+            return Some(Step { idx, word: to });
         }
-        (permits, tickets)
+        #[cfg(not(seawall_mutant = "holder_reclaim_blind"))]
+        self.cas(idx, from, from.moved(to))
     }
 
-    /// [`reclaim`](Self::reclaim) with the OS's answer: a process is gone when
-    /// `kill(pid, 0)` says there is no such process or, on Linux, when it has
-    /// exited and is not reaped yet (a zombie).
-    #[cfg(not(loom))]
-    pub fn reclaim_dead(&self, held: impl FnMut(), waiting: impl FnMut(u32)) -> (u64, u64) {
-        self.reclaim(pid::alive, held, waiting)
+    /// The core ticket of a slot being cancelled or granted (read after the
+    /// step that froze it).
+    pub(crate) fn ticket_of(&self, step: Step) -> u32 {
+        self.tickets[step.idx].load(Ordering::Relaxed)
     }
 
-    /// Permits and tickets held right now (a scan of the table: for snapshots,
-    /// not the hot path).
+    /// Slot words, one by one (a scan, not a snapshot).
+    pub(crate) fn words(&self) -> impl Iterator<Item = (usize, Slot)> + '_ {
+        (0..N).map(|i| (i, self.load(i)))
+    }
+
+    /// Permits and tickets held right now, a step in progress counted as what
+    /// it stands for (a scan of the table: for snapshots, not the hot path).
     #[must_use]
     pub fn outstanding(&self) -> (u64, u64) {
-        self.slots
-            .iter()
-            .fold((0, 0), |(p, t), s| match state(s.load(Ordering::Relaxed)) {
-                HELD => (p + 1, t),
-                WAITING => (p, t + 1),
-                _ => (p, t),
-            })
+        self.words().fold((0, 0), |(p, t), (_, w)| match w.state() {
+            SlotState::Free => (p, t),
+            SlotState::Held | SlotState::Acquiring | SlotState::Releasing | SlotState::Granting => {
+                (p + 1, t)
+            }
+            SlotState::Waiting | SlotState::Enqueuing | SlotState::Cancelling => (p, t + 1),
+        })
     }
 }
 
@@ -335,22 +412,58 @@ mod tests {
         unsafe { b.assume_init() }
     }
 
+    fn held<const N: usize>(t: &HolderTable<N>) -> u64 {
+        let claim = t.claim(false).unwrap();
+        t.id(t.admitted(claim))
+    }
+
+    fn waiting<const N: usize>(t: &HolderTable<N>, ticket: u32) -> u64 {
+        let claim = t.claim(true).unwrap();
+        t.id(t.queued(claim, ticket))
+    }
+
     #[test]
-    fn the_word_packs_generation_ticket_and_state_apart() {
-        let w = word(GENERATION_MASK, u32::MAX, WAITING);
-        assert_eq!(generation(w), GENERATION_MASK);
-        assert_eq!(ticket(w), u32::MAX);
-        assert_eq!(state(w), WAITING);
-        assert_eq!(w, u64::MAX - 1, "30 + 32 + 2 bits fill the word");
-        assert_eq!(word(GENERATION_MASK + 1, 0, FREE), 0, "generations wrap");
+    fn the_word_packs_generation_pid_and_state_apart() {
+        let w = Slot::new(GENERATION_MASK, PID_MASK, SlotState::Granting);
+        assert_eq!(w.generation(), GENERATION_MASK);
+        assert_eq!(w.pid(), PID_MASK);
+        assert_eq!(w.state(), SlotState::Granting);
+        for s in SlotState::ALL {
+            assert_eq!(Slot::new(5, 77, s).state(), s);
+        }
+        assert_eq!(
+            Slot::new(GENERATION_MASK + 1, 0, SlotState::Free).0,
+            0,
+            "generations wrap"
+        );
+    }
+
+    #[test]
+    fn a_claim_names_its_process_in_the_word_it_takes() {
+        let t = table::<4>(7);
+        let claim = t.claim(false).unwrap();
+        let w = t.load(claim.idx);
+        assert_eq!(
+            (w.state(), w.pid()),
+            (SlotState::Acquiring, std::process::id())
+        );
+        assert_eq!(t.outstanding(), (1, 0), "a claim in progress is counted");
+        t.finish(claim);
+        assert_eq!(t.outstanding(), (0, 0));
     }
 
     #[test]
     fn a_permit_is_released_once() {
         let t = table::<8>(7);
-        let id = t.claim_held().unwrap();
+        let id = held(&t);
         assert_eq!(t.outstanding(), (1, 0));
-        assert_eq!(t.release(id), Ok(()));
+        let step = t.release(id).unwrap();
+        assert_eq!(
+            t.release(id),
+            Err(HolderError::AlreadyUsed),
+            "while releasing"
+        );
+        t.finish(step);
         assert_eq!(t.release(id), Err(HolderError::AlreadyUsed));
         assert_eq!(t.outstanding(), (0, 0));
     }
@@ -358,105 +471,76 @@ mod tests {
     #[test]
     fn a_ticket_is_granted_or_cancelled_once() {
         let t = table::<8>(9);
-        let a = t.claim_waiting(41).unwrap();
-        let b = t.claim_waiting(42).unwrap();
+        let a = waiting(&t, 41);
+        let b = waiting(&t, 42);
         assert_eq!(t.outstanding(), (0, 2));
         assert_eq!(t.waiting_ticket(a), Ok(41));
         assert_eq!(t.release(a), Err(HolderError::StillWaiting));
         // A grant needs the right core ticket too.
         assert_eq!(t.grant(a, 42), Err(HolderError::UnknownTicket));
-        assert_eq!(t.grant(a, 41), Ok(()));
+        let g = t.grant(a, 41).unwrap();
+        assert_eq!(
+            t.cancel(a, 41),
+            Err(HolderError::UnknownTicket),
+            "while granting"
+        );
+        let _ = t.granted(g);
         assert_eq!(t.outstanding(), (1, 1));
         assert_eq!(t.waiting_ticket(a), Err(HolderError::UnknownTicket));
-        assert_eq!(t.cancel(a, 41), Err(HolderError::UnknownTicket));
-        assert_eq!(t.release(a), Ok(()), "the ticket's id is now the permit's");
-        assert_eq!(t.cancel(b, 42), Ok(()));
+        let r = t.release(a).unwrap();
+        t.finish(r);
+        let c = t.cancel(b, 42).unwrap();
         assert_eq!(t.cancel(b, 42), Err(HolderError::UnknownTicket));
+        t.finish(c);
         assert_eq!(t.grant(b, 42), Err(HolderError::UnknownTicket));
         assert_eq!(t.outstanding(), (0, 0));
     }
 
     #[test]
-    fn foreign_ids_and_other_tables_ids_fail() {
+    fn foreign_and_forged_ids_fail() {
         let a = table::<4>(1);
-        let b = table::<4>(2);
-        let id = a.claim_held().unwrap();
+        let id = held(&a);
         assert_eq!(a.release(id | 0xFFFF), Err(HolderError::Foreign));
         assert_eq!(a.release(u64::MAX), Err(HolderError::Foreign));
-        // Hold every slot of `b`: the id of `a` still names none of them.
-        let held: Vec<u64> = (0..4).map(|_| b.claim_held().unwrap()).collect();
-        assert_eq!(b.claim_held(), None);
+        let b = table::<4>(2);
+        let all: Vec<u64> = (0..4).map(|_| held(&b)).collect();
+        assert!(b.claim(false).is_none());
         assert!(matches!(
             b.release(id),
             Err(HolderError::AlreadyUsed | HolderError::Foreign)
         ));
+        // The high half of one's own id with a neighbour's index.
+        let forged = (all[0] & !INDEX_MASK) | (all[1] & INDEX_MASK);
+        assert_ne!(forged, all[1]);
+        assert_eq!(b.release(forged), Err(HolderError::AlreadyUsed));
         assert_eq!(b.outstanding(), (4, 0));
-        for h in held {
-            b.release(h).unwrap();
-        }
-        a.release(id).unwrap();
-    }
-
-    #[test]
-    fn a_forged_id_of_another_slot_is_refused_and_its_holder_keeps_it() {
-        // The high half of one's own id with a neighbour's index: with a salt
-        // shared by every slot it named the neighbour's permit exactly.
-        let t = table::<8>(0x5eed);
-        let mine = t.claim_held().unwrap();
-        let theirs = t.claim_held().unwrap();
-        let forged = (mine & !INDEX_MASK) | (theirs & INDEX_MASK);
-        assert_ne!(forged, theirs, "ids of two slots differ above the index");
-        assert_eq!(t.release(forged), Err(HolderError::AlreadyUsed));
-        assert_eq!(t.outstanding(), (2, 0));
-        assert_eq!(t.release(theirs), Ok(()));
-        assert_eq!(t.release(mine), Ok(()));
     }
 
     #[test]
     fn a_reused_slot_refuses_the_old_id() {
         let t = table::<1>(5);
-        let first = t.claim_held().unwrap();
-        t.release(first).unwrap();
-        let second = t.claim_waiting(3).unwrap();
+        let first = held(&t);
+        t.finish(t.release(first).unwrap());
+        let second = waiting(&t, 3);
         assert_ne!(first, second);
         assert_eq!(t.release(first), Err(HolderError::AlreadyUsed));
         assert_eq!(t.cancel(first, 3), Err(HolderError::UnknownTicket));
-        assert_eq!(t.cancel(second, 3), Ok(()));
+        t.finish(t.cancel(second, 3).unwrap());
     }
 
     #[test]
-    fn holders_of_dead_owners_are_reclaimed_once() {
-        let t = table::<8>(11);
-        let me = std::process::id();
-        let p = t.claim_held().unwrap();
-        let w = t.claim_waiting(77).unwrap();
-        assert_eq!(
-            t.reclaim(|_| true, || panic!("alive"), |_| panic!("alive")),
-            (0, 0)
-        );
-        let mut released = 0;
-        let mut cancelled = Vec::new();
-        let n = t.reclaim(|pid| pid != me, || released += 1, |tk| cancelled.push(tk));
-        assert_eq!(n, (1, 1));
-        assert_eq!((released, cancelled), (1, vec![77]));
-        assert_eq!(t.release(p), Err(HolderError::AlreadyUsed));
-        assert_eq!(t.waiting_ticket(w), Err(HolderError::UnknownTicket));
+    fn a_take_over_moves_only_the_word_it_read() {
+        let t = table::<1>(5);
+        let id = held(&t);
+        let w = t.load(0);
+        t.finish(t.release(id).unwrap());
+        assert!(t.take_over(0, w, SlotState::Releasing).is_none());
+        let _ = held(&t);
+        let w = t.load(0);
+        let step = t.take_over(0, w, SlotState::Releasing).unwrap();
+        assert_eq!(t.load(0).state(), SlotState::Releasing);
+        t.finish(step);
         assert_eq!(t.outstanding(), (0, 0));
-    }
-
-    #[test]
-    fn an_owner_word_of_another_generation_is_not_trusted() {
-        let t = table::<1>(0);
-        let id = t.claim_held().unwrap();
-        let g = generation(t.slots[0].load(Ordering::Relaxed));
-        t.owners[0].store(owner_word(g.wrapping_sub(1), 12345), Ordering::Relaxed);
-        assert_eq!(
-            t.reclaim(|_| false, || panic!("live claim"), |_| {}),
-            (0, 0)
-        );
-        t.owners[0].store(owner_word(g, 12345), Ordering::Relaxed);
-        assert_eq!(t.reclaim(|pid| pid != 12345, || {}, |_| {}), (1, 0));
-        assert_eq!(t.release(id), Err(HolderError::AlreadyUsed));
     }
 
     #[test]
@@ -464,12 +548,13 @@ mod tests {
         use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
         let t = table::<1024>(3);
         let wins = AtomicU32::new(0);
-        let ids: Vec<u64> = (0..1000).map(|_| t.claim_held().unwrap()).collect();
+        let ids: Vec<u64> = (0..1000).map(|_| held(&t)).collect();
         std::thread::scope(|s| {
             for _ in 0..4 {
                 s.spawn(|| {
                     for &id in &ids {
-                        if t.release(id).is_ok() {
+                        if let Ok(step) = t.release(id) {
+                            t.finish(step);
                             wins.fetch_add(1, Relaxed);
                         }
                     }

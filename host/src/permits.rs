@@ -6,32 +6,37 @@
 //! caller could record twice. The table here sits next to the breaker (in the same
 //! shared region when there is one) and gives every admitted call a slot:
 //!
-//! * slot word: `generation (32) | epoch (30) | held (1)`; a free slot is
-//!   `generation << 32`.
-//! * claim: `free(g) → held(g + 1, epoch)` with one CAS; the permit id is
-//!   `(g + 1) ^ salt` in the high half and the slot index in the low half.
-//! * release: `held(g, epoch) → free(g)` with one CAS. A second use finds the slot
-//!   free, or held again under a later generation, and fails: that is
-//!   [`PermitError::AlreadyUsed`], and nothing is recorded.
+//! * slot word: `generation (32) | pid (22) | state (2)`, state `FREE`,
+//!   `ACQUIRING` (claimed, the core's admission not yet answered), `HELD` or
+//!   `RECORDING` (the core's record next). Who moves the slot is part of the word
+//!   every move writes, so the process a slot belongs to is known from the very
+//!   step that took it (DESIGN §8, "Death at any instruction"). The epoch a
+//!   permit was admitted in sits next to the word, written before it is `HELD`.
+//! * claim: `free(g) → acquiring(g + 1, pid)` with one CAS, before the core is
+//!   asked; then `held(g + 1)` once admitted (free again if refused). The permit
+//!   id is a keyed hash of slot and generation in the high half and the slot
+//!   index in the low half.
+//! * use: `held(g) → recording(g, pid)` with one CAS, won once, then the core's
+//!   record, then free. A second use finds the slot recording, free, or held again
+//!   under a later generation, and fails: that is [`PermitError::AlreadyUsed`],
+//!   and nothing is recorded.
 //!
 //! The `salt` (random per table) makes a permit of another breaker fail too,
 //! except with probability 2⁻³² when it names a slot that happens to be held.
 //! A permit would have to stay unused for 2³² reuses of its slot to be mistaken.
 //! No allocation, no lock: a claim is one load and one CAS on a slot chosen by a
 //! per-thread cursor (so threads and processes spread over the table) plus one
-//! store of its owner, a release is one CAS.
+//! CAS once admitted, a use two CASes.
 //!
 //! # Permits of processes that died
-//! A process killed while it holds permits (a worker killed by SIGKILL on a timeout) would
-//! leave their slots held for ever, and a half-open probe among them would hold
-//! the probe slot. So each slot has an owner word, `generation (10 low bits) | pid
-//! (22 bits)`, stored by the claimer right after its CAS. [`PermitTable::reclaim`]
-//! frees, with the same CAS as a release, every held slot whose owner word belongs
-//! to the slot's current generation and names a process that no longer exists; the
-//! caller then records those permits as ignored. An owner word of an older
-//! generation (the claimer has not stored its own yet) is never trusted. Pids are
-//! only meaningful within one pid namespace: reclaim only where every process
-//! sharing the table sees the same pids.
+//! A process killed while it holds permits (a worker killed by SIGKILL on a
+//! timeout) would leave their slots held for ever, and a half-open probe among
+//! them would hold the probe slot. Reclaim (in [`crate::breaker`]) takes over,
+//! with a CAS from the exact word read, every slot whose word names a process
+//! that no longer exists: a held one is recorded as ignored; an acquiring or
+//! recording one (whether the core made its step is not in the table) is settled
+//! by count. Pids are only meaningful within one pid namespace: reclaim only
+//! where every process sharing the table sees the same pids.
 
 use core::mem::MaybeUninit;
 use core::sync::atomic::Ordering;
@@ -39,18 +44,17 @@ use core::sync::atomic::Ordering;
 use crate::sync::{AtomicU32, AtomicU64};
 use crossbeam_utils::CachePadded;
 
-/// Loom models only: the pid the next claims store as their owner.
+use crate::owner::{PID_MASK, cursor, pid};
+/// Loom models only: this thread's pid, and when its process dies.
 #[cfg(loom)]
-pub use crate::owner::set_claiming_pid;
-use crate::owner::{claimed_by_dead_process, cursor, owner_word, pid};
+pub use crate::owner::{die_after, killed, set_claiming_pid};
 
 /// Permits that may be outstanding (admitted, not yet recorded) at once on one
 /// breaker, over all threads and processes sharing it.
 pub const PERMIT_SLOTS: usize = 4096;
 
-const HELD: u64 = 1;
-const EPOCH_SHIFT: u32 = 1;
-const EPOCH_MASK: u64 = (1 << 30) - 1;
+const STATE_MASK: u64 = 0b11;
+const PID_SHIFT: u32 = 2;
 const INDEX_MASK: u64 = 0xFFFF_FFFF;
 
 /// Why a permit could not be used.
@@ -64,6 +68,62 @@ pub enum PermitError {
     Altered,
 }
 
+/// What a permit slot stands for now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PermitState {
+    Free,
+    Acquiring,
+    Held,
+    Recording,
+}
+
+impl PermitState {
+    const ALL: [Self; 4] = [Self::Free, Self::Acquiring, Self::Held, Self::Recording];
+}
+
+/// A slot word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Word(u64);
+
+impl Word {
+    fn new(generation: u32, pid: u32, state: PermitState) -> Self {
+        Self(
+            (u64::from(generation) << 32) | (u64::from(pid & PID_MASK) << PID_SHIFT) | state as u64,
+        )
+    }
+
+    pub(crate) const fn generation(self) -> u32 {
+        (self.0 >> 32) as u32
+    }
+
+    pub(crate) const fn pid(self) -> u32 {
+        (self.0 >> PID_SHIFT) as u32 & PID_MASK
+    }
+
+    pub(crate) const fn state(self) -> PermitState {
+        PermitState::ALL[(self.0 & STATE_MASK) as usize]
+    }
+
+    /// This slot's generation in `state`, moved by this process (`FREE` names
+    /// nobody).
+    fn moved(self, state: PermitState) -> Self {
+        let by = if state == PermitState::Free {
+            0
+        } else {
+            pid::current()
+        };
+        Self::new(self.generation(), by, state)
+    }
+}
+
+/// A slot this process is moving: where it is and the word it wrote.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[must_use = "a step in progress leaves its slot taken until it is finished"]
+pub(crate) struct Step {
+    idx: usize,
+    word: Word,
+}
+
 /// A table of `N` permit slots; `#[repr(C)]`, pointer-free, all atomics after init.
 /// Breakers use [`PERMIT_SLOTS`]; the loom models use tiny tables.
 #[repr(C)]
@@ -71,19 +131,8 @@ pub struct PermitTable<const N: usize = PERMIT_SLOTS> {
     /// Random, written once by `init`.
     salt: CachePadded<u64>,
     slots: [AtomicU64; N],
-    owners: [AtomicU32; N],
-}
-
-fn held(generation: u32, epoch: u32) -> u64 {
-    (u64::from(generation) << 32) | ((u64::from(epoch) & EPOCH_MASK) << EPOCH_SHIFT) | HELD
-}
-
-fn free(generation: u32) -> u64 {
-    u64::from(generation) << 32
-}
-
-fn generation(word: u64) -> u32 {
-    (word >> 32) as u32
+    /// The epoch of a held slot's permit.
+    epochs: [AtomicU32; N],
 }
 
 impl<const N: usize> PermitTable<N> {
@@ -96,10 +145,10 @@ impl<const N: usize> PermitTable<N> {
         unsafe {
             (&raw mut (*p).salt).write(CachePadded::new(salt));
             let slots = (&raw mut (*p).slots).cast::<AtomicU64>();
-            let owners = (&raw mut (*p).owners).cast::<AtomicU32>();
+            let epochs = (&raw mut (*p).epochs).cast::<AtomicU32>();
             for i in 0..N {
                 slots.add(i).write(AtomicU64::new(0));
-                owners.add(i).write(AtomicU32::new(0));
+                epochs.add(i).write(AtomicU32::new(0));
             }
         }
     }
@@ -117,41 +166,51 @@ impl<const N: usize> PermitTable<N> {
         (u64::from(self.tag(generation, idx)) << 32) | idx as u64
     }
 
-    /// Take a free slot for a call admitted in `epoch`; its permit id, or `None`
-    /// when all `N` are held.
-    #[must_use = "an unused id leaves its slot held"]
-    pub fn claim(&self, epoch: u32) -> Option<u64> {
+    pub(crate) fn load(&self, idx: usize) -> Word {
+        Word(self.slots[idx].load(Ordering::Acquire))
+    }
+
+    fn cas(&self, idx: usize, from: Word, to: Word) -> Option<Step> {
+        self.slots[idx]
+            .compare_exchange(from.0, to.0, Ordering::AcqRel, Ordering::Acquire)
+            .ok()
+            .map(|_| Step { idx, word: to })
+    }
+
+    /// Take a free slot for a call about to ask the core; the step, or `None`
+    /// when all `N` are taken.
+    pub(crate) fn begin_claim(&self) -> Option<Step> {
+        let me = pid::current();
         let mut idx = cursor::get(N);
-        // Invariant: a slot goes free(g) → held(g + 1) only by this CAS and
-        // held(g) → free(g) only by the matching release CAS, so each generation of
-        // a slot is handed to exactly one claim and released at most once.
+        // Invariant: a slot goes free(g) → acquiring(g + 1, pid) only by this
+        // CAS, from the exact free word read, so each generation of a slot is
+        // handed to exactly one claim, which is named in the word from that step.
         // One more than the table: a jump after the first try still sees every slot.
         for tried in 0..=N {
-            let cell = &self.slots[idx];
-            let w = cell.load(Ordering::Relaxed);
-            if w & HELD == 0 {
-                let g = generation(w).wrapping_add(1);
+            let w = self.load(idx);
+            if w.state() == PermitState::Free {
+                #[cfg(seawall_mutant = "permit_claim_anonymous")]
+                let me = 0; // Mutant: the claim names nobody until a later store.
+                let next = Word::new(w.generation().wrapping_add(1), me, PermitState::Acquiring);
                 #[cfg(seawall_mutant = "permit_blind_claim")]
                 {
                     // Mutant: check-then-store hands one slot to two claimers.
-                    cell.store(held(g, epoch), Ordering::Release);
-                    return Some(self.id(g, idx));
+                    self.slots[idx].store(next.0, Ordering::Release);
+                    return Some(Step { idx, word: next });
                 }
                 #[cfg(not(seawall_mutant = "permit_blind_claim"))]
-                match cell.compare_exchange(w, held(g, epoch), Ordering::AcqRel, Ordering::Relaxed)
-                {
-                    Ok(_) => {
-                        self.owners[idx].store(owner_word(g, pid::current()), Ordering::Release);
+                match self.cas(idx, w, next) {
+                    Some(step) => {
                         cursor::set((idx + 1) % N);
-                        return Some(self.id(g, idx));
+                        return Some(step);
                     }
-                    Err(_) if tried == 0 => {
+                    None if tried == 0 => {
                         // Someone else starts here too (threads of forked processes
                         // inherit the cursor): jump elsewhere.
-                        idx = cursor::fresh(w ^ idx as u64, N);
+                        idx = cursor::fresh(w.0 ^ idx as u64, N);
                         continue;
                     }
-                    Err(_) => {}
+                    None => {}
                 }
             }
             idx = (idx + 1) % N;
@@ -159,56 +218,116 @@ impl<const N: usize> PermitTable<N> {
         None
     }
 
-    /// Use permit `id` (issued with `epoch`) once.
-    pub fn release(&self, id: u64, epoch: u32) -> Result<(), PermitError> {
+    /// The claim of `step` was admitted in `epoch`: a held permit; its id.
+    pub(crate) fn admitted(&self, step: Step, epoch: u32) -> u64 {
+        // Release: a reader that sees this epoch sees the claim before it (so a
+        // use of an older permit re-reading the slot finds it moved on).
+        self.epochs[step.idx].store(epoch, Ordering::Release);
+        let next = step.word.moved(PermitState::Held);
+        // Only this process moves a slot it is stepping (reclaim takes only a
+        // dead process's): the CAS does not fail.
+        let _ = self.cas(step.idx, step.word, next);
+        self.id(next.generation(), step.idx)
+    }
+
+    /// The step in progress is done or undone: the slot is free.
+    pub(crate) fn finish(&self, step: Step) {
+        let _ = self.cas(step.idx, step.word, step.word.moved(PermitState::Free));
+    }
+
+    /// Begin using permit `id` (issued with `epoch`): `held(g) →
+    /// recording(g, pid)`, won once. The caller records on the core, then
+    /// [`finish`](Self::finish)es.
+    pub(crate) fn begin_release(&self, id: u64, epoch: u32) -> Result<Step, PermitError> {
         let idx = id & INDEX_MASK;
-        let Some(cell) = usize::try_from(idx).ok().and_then(|i| self.slots.get(i)) else {
+        let Some(idx) = usize::try_from(idx).ok().filter(|&i| i < N) else {
             return Err(PermitError::Foreign);
         };
-        let idx = idx as usize;
+        let w = self.load(idx);
         // The slot's generation now: an id of another generation (or forged)
         // does not carry its tag.
-        let g = generation(cell.load(Ordering::Acquire));
-        if (id >> 32) as u32 != self.tag(g, idx) {
+        if (id >> 32) as u32 != self.tag(w.generation(), idx) || w.state() != PermitState::Held {
             return Err(PermitError::AlreadyUsed);
+        }
+        if self.epochs[idx].load(Ordering::Acquire) != epoch {
+            // The epoch of this very permit if the slot still holds the word
+            // read (a new claim may have written its own meanwhile).
+            return Err(if self.load(idx) == w {
+                PermitError::Altered
+            } else {
+                PermitError::AlreadyUsed
+            });
         }
         #[cfg(seawall_mutant = "permit_blind_release")]
         {
             // Mutant: check-then-store lets two racing uses of one permit both pass.
-            let cur = cell.load(Ordering::Acquire);
-            if cur == held(g, epoch) {
-                cell.store(free(g), Ordering::Release);
-                return Ok(());
-            }
+            let to = w.moved(PermitState::Recording);
+            self.slots[idx].store(to.0, Ordering::Release);
+            return Ok(Step { idx, word: to });
         }
-        match cell.compare_exchange(held(g, epoch), free(g), Ordering::AcqRel, Ordering::Relaxed) {
-            Ok(_) => Ok(()),
-            Err(cur) if cur & HELD != 0 && generation(cur) == g => Err(PermitError::Altered),
-            Err(_) => Err(PermitError::AlreadyUsed),
-        }
+        #[cfg(not(seawall_mutant = "permit_blind_release"))]
+        self.cas(idx, w, w.moved(PermitState::Recording))
+            .ok_or(PermitError::AlreadyUsed)
     }
 
-    /// Free every slot held by a process that `alive` says is gone, calling
-    /// `abandoned(epoch)` for each (the caller records it as ignored). Returns how
-    /// many. A slot whose owner has not stored its pid yet is left alone.
+    /// Reclaim takes over slot `idx`, read as `from` (a dead process's), moving
+    /// it to `to` in its own name; `None` if the slot moved meanwhile.
+    pub(crate) fn take_over(&self, idx: usize, from: Word, to: PermitState) -> Option<Step> {
+        self.cas(idx, from, from.moved(to))
+    }
+
+    /// The epoch of the permit of slot `idx` (meaningful once it was held).
+    pub(crate) fn epoch_of(&self, idx: usize) -> u32 {
+        self.epochs[idx].load(Ordering::Relaxed)
+    }
+
+    /// Slot words, one by one (a scan, not a snapshot).
+    pub(crate) fn words(&self) -> impl Iterator<Item = (usize, Word)> + '_ {
+        (0..N).map(|i| (i, self.load(i)))
+    }
+
+    /// Take a free slot for a call admitted in `epoch` (both steps at once: for
+    /// the models and tests of the table alone); its permit id, or `None` when
+    /// all `N` are taken.
+    #[must_use = "an unused id leaves its slot held"]
+    pub fn claim(&self, epoch: u32) -> Option<u64> {
+        let step = self.begin_claim()?;
+        crate::owner::kill_point!(None);
+        Some(self.admitted(step, epoch))
+    }
+
+    /// Use permit `id` (issued with `epoch`) once (both steps at once: for the
+    /// models and tests of the table alone).
+    pub fn release(&self, id: u64, epoch: u32) -> Result<(), PermitError> {
+        let step = self.begin_release(id, epoch)?;
+        crate::owner::kill_point!(Ok(()));
+        self.finish(step);
+        Ok(())
+    }
+
+    /// Slots taken (held, or in a step) that name process `pid` (a scan).
+    #[must_use]
+    pub fn taken_by(&self, pid: u32) -> u64 {
+        self.words()
+            .filter(|(_, w)| w.state() != PermitState::Free && w.pid() == pid)
+            .count() as u64
+    }
+
+    /// Free every held slot of a process that `alive` says is gone, calling
+    /// `abandoned(epoch)` for each (the breaker records it as ignored, between
+    /// the take-over and the free); how many. Steps in progress are the
+    /// breaker's to settle.
     pub fn reclaim(&self, alive: impl Fn(u32) -> bool, mut abandoned: impl FnMut(u32)) -> u64 {
         let mut freed = 0;
-        for (slot, owner) in self.slots.iter().zip(&self.owners) {
-            let w = slot.load(Ordering::Acquire);
-            if w & HELD == 0 {
+        for (idx, w) in self.words() {
+            // Invariant: the take-over CAS succeeds only from the word read, so
+            // against a racing use exactly one of the two moves the slot.
+            if w.state() != PermitState::Held || alive(w.pid()) {
                 continue;
             }
-            let g = generation(w);
-            // Invariant: against a racing release, the CAS lets exactly one of
-            // the two free the slot (the owner check is `owner`'s).
-            if !claimed_by_dead_process(owner, g, &alive) {
-                continue;
-            }
-            if slot
-                .compare_exchange(w, free(g), Ordering::AcqRel, Ordering::Relaxed)
-                .is_ok()
-            {
-                abandoned(((w >> EPOCH_SHIFT) & EPOCH_MASK) as u32);
+            if let Some(step) = self.take_over(idx, w, PermitState::Recording) {
+                abandoned(self.epoch_of(idx));
+                self.finish(step);
                 freed += 1;
             }
         }
@@ -223,12 +342,12 @@ impl<const N: usize> PermitTable<N> {
         self.reclaim(pid::alive, abandoned)
     }
 
-    /// Permits held right now (a scan of the table: for metrics, not the hot path).
+    /// Permits held right now, steps in progress included (a scan of the table:
+    /// for metrics, not the hot path).
     #[must_use]
     pub fn outstanding(&self) -> u64 {
-        self.slots
-            .iter()
-            .filter(|s| s.load(Ordering::Relaxed) & HELD != 0)
+        self.words()
+            .filter(|(_, w)| w.state() != PermitState::Free)
             .count() as u64
     }
 }
@@ -354,20 +473,21 @@ mod tests {
     }
 
     #[test]
-    fn an_owner_word_of_another_generation_is_not_trusted() {
+    fn a_claim_names_its_process_in_the_word_it_takes() {
         let t = table(0);
-        let id = t.claim(1).unwrap();
-        let idx = (id & INDEX_MASK) as usize;
-        // As if the claimer had not stored its owner yet: the word of the
-        // previous generation, naming a dead process.
-        let g = generation(t.slots[idx].load(Ordering::Relaxed));
-        t.owners[idx].store(owner_word(g.wrapping_sub(1), 12345), Ordering::Relaxed);
+        let step = t.begin_claim().unwrap();
+        let w = t.load(step.idx);
         assert_eq!(
-            t.reclaim(|_| false, |_| panic!("reclaimed a live claim")),
+            (w.state(), w.pid()),
+            (PermitState::Acquiring, std::process::id())
+        );
+        assert_eq!(t.outstanding(), 1, "a claim in progress is counted");
+        assert_eq!(
+            t.reclaim(|_| false, |_| panic!("a step is not a held permit")),
             0
         );
-        t.owners[idx].store(owner_word(g, 12345), Ordering::Relaxed);
-        assert_eq!(t.reclaim(|pid| pid != 12345, |e| assert_eq!(e, 1)), 1);
+        t.finish(step);
+        assert_eq!(t.outstanding(), 0);
     }
 
     #[test]
@@ -407,8 +527,11 @@ mod tests {
         let t = table(0);
         let id = t.claim(7).unwrap();
         let idx = (id & INDEX_MASK) as usize;
-        let g = generation(t.slots[idx].load(Ordering::Relaxed));
-        t.owners[idx].store(owner_word(g, pid), Ordering::Relaxed);
+        let w = t.load(idx);
+        t.slots[idx].store(
+            Word::new(w.generation(), pid, PermitState::Held).0,
+            Ordering::Relaxed,
+        );
         let mut epochs = Vec::new();
         assert_eq!(t.reclaim_dead(|e| epochs.push(e)), 1);
         assert_eq!(epochs, [7]);

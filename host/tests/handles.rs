@@ -44,7 +44,7 @@ fn region_sizes() {
     let up = |n: usize| n.div_ceil(LINE) * LINE;
     // Semaphore<1024>: state line, 1024 slots of 8 bytes, config 4+4+4·8 and
     // limits 4·4; then the holder table: salt line, 5120 slots of 8 bytes and
-    // 5120 owner words of 4 bytes.
+    // 5120 core tickets of 4 bytes.
     let semaphore = up(LINE + 1024 * 8 + 40 + 16);
     let holders = LINE + 5120 * 8 + 5120 * 4;
     assert_eq!(Semaphore::region_size(), LINE + semaphore + holders);

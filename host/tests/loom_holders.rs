@@ -10,8 +10,7 @@ use std::mem::MaybeUninit;
 use loom::sync::Arc;
 use loom::thread;
 use seawall_core::{Priority, SemaphoreConfig};
-use seawall_host::holders::{HolderError, HolderTable};
-use seawall_host::permits::set_claiming_pid;
+use seawall_host::holders::{HolderError, die_after, killed, set_claiming_pid};
 use seawall_host::semaphore::{Acquired, Cancelled, Polled, SemaphoreCell};
 
 type Cell = SemaphoreCell<1, 2>;
@@ -114,6 +113,8 @@ fn reclaim_and_a_release_free_a_holder_once() {
         let c = cell();
         set_claiming_pid(DEAD);
         let p = c.try_acquire(Priority::Normal).unwrap();
+        // The permit is given back by a live process (ids are plain data).
+        set_claiming_pid(LIVE);
         let c2 = Arc::clone(&c);
         let sweeper = thread::spawn(move || c2.reclaim(|pid| pid != DEAD));
         let released = c.release(p);
@@ -139,6 +140,7 @@ fn dead_waiter_is_reclaimed_while_a_release_grants_it() {
         let Ok(Acquired::Queued(_)) = c.acquire_or_enqueue(Priority::Normal) else {
             panic!("the second acquire must queue");
         };
+        set_claiming_pid(LIVE);
         let c2 = Arc::clone(&c);
         let sweeper = thread::spawn(move || c2.reclaim(|pid| pid != DEAD));
         assert_eq!(c.release(p), Ok(()));
@@ -147,28 +149,92 @@ fn dead_waiter_is_reclaimed_while_a_release_grants_it() {
     });
 }
 
-/// A reclaim racing a new claim of a free slot never trusts the owner word the
-/// slot's previous holder (a dead process) left for the new claim.
+/// A live process's acquire and release; while it holds its permit the core
+/// counts it (a reclaim that gave it back would leave `active` at 0 here).
+fn live_round(c: &Cell) {
+    if let Ok(p) = c.try_acquire(Priority::Normal) {
+        assert_eq!(c.snapshot().active, 1, "a held permit is not counted");
+        assert_eq!(c.release(p), Ok(()));
+    }
+}
+
+/// A process killed after any step of an acquire and a release (`k` steps),
+/// while a live one acquires and releases: a reclaim racing the live one, then
+/// one after it, leave no permit, no waiter and no slot.
 #[test]
-fn holder_reclaim_never_takes_a_claim_in_progress() {
+fn acquirer_killed_after_any_step_is_reclaimed() {
+    for k in 0..=4 {
+        loom::model(move || {
+            let c = cell();
+            let c1 = Arc::clone(&c);
+            let doomed = thread::spawn(move || {
+                set_claiming_pid(DEAD);
+                die_after(Some(k));
+                if let Ok(p) = c1.try_acquire(Priority::Normal)
+                    && !killed()
+                {
+                    let _ = c1.release(p);
+                }
+            });
+            let c2 = Arc::clone(&c);
+            let live = thread::spawn(move || live_round(&c2));
+            doomed.join().unwrap();
+            c.reclaim(|pid| pid != DEAD);
+            live.join().unwrap();
+            c.reclaim(|pid| pid != DEAD);
+            assert_idle(&c);
+        });
+    }
+}
+
+/// A process killed between its claim and the core's answer leaves a step the
+/// table cannot settle alone; the count that settles it, racing a live
+/// acquire, never gives back the live holder's permit.
+#[test]
+fn recount_never_takes_a_live_holders_permit() {
     loom::model(|| {
+        let c = cell();
         set_claiming_pid(DEAD);
-        let mut slot = MaybeUninit::uninit();
-        HolderTable::<1>::init(&mut slot, 0x5a17);
-        // SAFETY: init wrote every field.
-        let t = Arc::new(unsafe { slot.assume_init() });
-        let first = t.claim_held().unwrap();
-        t.release(first).unwrap();
+        die_after(Some(0));
+        assert!(c.try_acquire(Priority::Normal).is_err());
+        assert!(killed());
         set_claiming_pid(LIVE);
-        let t2 = Arc::clone(&t);
-        let sweeper = thread::spawn(move || t2.reclaim(|pid| pid != DEAD, || {}, |_| {}));
-        let second = t.claim_waiting(5).unwrap();
-        let reclaimed = sweeper.join().unwrap();
+        die_after(None);
+        let c2 = Arc::clone(&c);
+        let live = thread::spawn(move || live_round(&c2));
+        c.reclaim(|pid| pid != DEAD);
+        live.join().unwrap();
+        c.reclaim(|pid| pid != DEAD);
+        assert_idle(&c);
+    });
+}
+
+/// A live process stopped between the core's admission and its slot's `held`
+/// (a slow or stopped process, not a dead one) next to a dead one's claim: the
+/// count must not settle the dead step while the live one is in progress, or
+/// the live admission would be taken for the dead one and given back.
+#[test]
+fn recount_waits_for_a_live_step_in_progress() {
+    loom::model(|| {
+        let c = cell();
+        set_claiming_pid(DEAD);
+        die_after(Some(0));
+        assert!(c.try_acquire(Priority::Normal).is_err());
+        set_claiming_pid(LIVE);
+        // Stops after its claim and the core's admission.
+        die_after(Some(1));
+        assert!(c.try_acquire(Priority::Normal).is_err());
+        die_after(None);
+        c.reclaim(|pid| pid != DEAD);
         assert_eq!(
-            reclaimed,
-            (0, 0),
-            "took a live claim on the word of a dead holder"
+            c.snapshot().active,
+            1,
+            "the stopped process's admission was given back"
         );
-        assert_eq!(t.cancel(second, 5), Ok(()));
+        assert_eq!(
+            c.outstanding(),
+            (2, 0),
+            "the live step keeps its slot, the dead one waits for a quiet moment"
+        );
     });
 }

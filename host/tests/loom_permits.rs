@@ -8,7 +8,7 @@ use std::mem::MaybeUninit;
 
 use loom::sync::Arc;
 use loom::thread;
-use seawall_host::permits::{PermitError, PermitTable, set_claiming_pid};
+use seawall_host::permits::{PermitError, PermitTable, die_after, killed, set_claiming_pid};
 
 fn table<const N: usize>() -> Arc<PermitTable<N>> {
     set_claiming_pid(1);
@@ -105,8 +105,8 @@ fn reclaim_and_a_use_free_a_slot_once() {
     });
 }
 
-/// A reclaim racing a new claim of a free slot never trusts the owner word the
-/// slot's previous holder left (here: a dead process) for the new claim.
+/// A reclaim racing a new claim of a free slot never takes the live claim,
+/// though the slot's previous holder (here: a dead process) left it.
 #[test]
 fn reclaim_never_takes_a_claim_in_progress() {
     const DEAD: u32 = 999;
@@ -121,10 +121,41 @@ fn reclaim_never_takes_a_claim_in_progress() {
         let sweeper = thread::spawn(move || t2.reclaim(|pid| pid != DEAD, |_| {}));
         let second = t.claim(2).unwrap();
         let reclaimed = sweeper.join().unwrap();
-        assert_eq!(
-            reclaimed, 0,
-            "took a live claim on the word of a dead holder"
-        );
+        assert_eq!(reclaimed, 0, "took a live claim");
         assert_eq!(t.release(second, 2), Ok(()));
     });
+}
+
+/// A process killed after any step of a claim and a use (`k` steps) next to a
+/// live one: every slot still taken once the live one is done names the dead
+/// process, so reclaim can tell whose it is; the held ones it frees.
+#[test]
+fn a_killed_claimers_slot_always_names_it() {
+    const DEAD: u32 = 999;
+    for k in 0..=2 {
+        loom::model(move || {
+            let t = table::<2>();
+            let t1 = Arc::clone(&t);
+            let doomed = thread::spawn(move || {
+                set_claiming_pid(DEAD);
+                die_after(Some(k));
+                if let Some(id) = t1.claim(4)
+                    && !killed()
+                {
+                    let _ = t1.release(id, 4);
+                }
+            });
+            if let Some(id) = t.claim(5) {
+                assert_eq!(t.release(id, 5), Ok(()));
+            }
+            doomed.join().unwrap();
+            assert_eq!(
+                t.outstanding(),
+                t.taken_by(DEAD),
+                "a slot taken names nobody that reclaim could find"
+            );
+            t.reclaim(|pid| pid != DEAD, |e| assert_eq!(e, 4));
+            assert!(t.outstanding() <= 1, "a held permit of the dead was left");
+        });
+    }
 }

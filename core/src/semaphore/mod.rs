@@ -6,7 +6,8 @@
 //! that have not left: counted from their admission to the queue until they
 //! *acknowledge* their grant, cancel, or take a free permit themselves),
 //! `arrivals` (the next arrival number) and `epoch` (bumped by every waiter that
-//! settles into the queue). Each of the `Q` slots is a 64-bit word `status |
+//! settles into the queue, and by every permit returned to the pool, so the word
+//! never comes back to a value it held). Each of the `Q` slots is a 64-bit word `status |
 //! generation << 2 | arrival << 32` with status `FREE`, `WAITING`, `GRANTED` or
 //! `CANCELLED`; a `WAITING` or `GRANTED` slot is in use (its ticket is live),
 //! a `FREE` or `CANCELLED` one may be taken by the next waiter. A ticket is
@@ -170,6 +171,25 @@ impl<const Q: usize> Semaphore<Q> {
             active: w.active,
             queued: w.queued,
         }
+    }
+
+    /// Permits held and waiters queued now, with the whole state word they were
+    /// read from. `state` never returns to a value it held (short of 2³² steps):
+    /// `arrivals` only grows (each enqueue), `epoch` only grows (each settle and
+    /// each return to the pool), and the other steps only raise `active` or
+    /// lower `queued`. So two equal words mean no count moved between the
+    /// reads: for a host that reconciles its own records with the counts.
+    #[must_use]
+    pub fn stamped_snapshot(&self) -> (SemaphoreSnapshot, u128) {
+        let raw = self.state.load(Ordering::Acquire);
+        let w = Word::unpack(raw);
+        (
+            SemaphoreSnapshot {
+                active: w.active,
+                queued: w.queued,
+            },
+            raw,
+        )
     }
 
     fn load(&self) -> Word {

@@ -67,10 +67,15 @@ impl<const Q: usize> Semaphore<Q> {
                 self.state.load(Ordering::Acquire)
             };
             let w = Word::unpack(raw);
+            // `epoch + 1` as well: with it no sequence of steps brings `state`
+            // back to a value it held (an admission and a return would), so two
+            // equal reads of `state` mean nothing moved in between
+            // (`stamped_snapshot`).
             if self.cas(
                 raw,
                 Word {
                     active: w.active - 1,
+                    epoch: w.epoch.wrapping_add(1),
                     ..w
                 },
             ) {

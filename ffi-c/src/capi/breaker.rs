@@ -722,11 +722,12 @@ pub unsafe extern "C" fn seawall_breaker_record(
 /// reaped (a zombie, state `Z`/`X` in `/proc/<pid>/stat`). A permit is
 /// owned by the process that acquired it; reclaim only where every process
 /// sharing the breaker sees the same pids (one pid namespace). Scans the permit
-/// table: not for the hot path. A process killed in the few instructions between
-/// the core's admission and the permit slot's claim (or between a record's freeing
-/// of the slot and the core's record) leaves a permit no reclaim can find:
-/// harmless when closed; a half-open probe stays in flight until the episode
-/// ends (`half_open_max_wait_ns`, or a reset).
+/// table: not for the hot path. A process killed in the middle of an acquire or
+/// a record leaves a slot that names it; reclaim settles those by count (the
+/// totals add up again: an admission never recorded counts as ignored), but
+/// without freeing a half-open probe's slot (which of them held a probe is not
+/// known): such a probe stays in flight until the episode ends
+/// (`half_open_max_wait_ns`, or a reset).
 ///
 /// # Safety
 /// `breaker` is NULL or a live handle; `out_reclaimed` is NULL or writable.

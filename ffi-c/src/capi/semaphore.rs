@@ -718,11 +718,12 @@ pub unsafe extern "C" fn seawall_semaphore_get_snapshot(
 /// if not NULL) say how many. A process is gone once no such pid exists or, on
 /// Linux, once it has exited and waits to be reaped (a zombie, state `Z`/`X` in
 /// `/proc/<pid>/stat`). A permit or ticket belongs to the process that
-/// acquired or queued it, whoever holds its id now; reclaim only where every
+/// acquired, queued or polled it, whoever holds its id now; reclaim only where every
 /// process sharing the semaphore sees the same pids (one pid namespace). Scans
-/// the holder table: not for the hot path. A process killed in the few
-/// instructions between the core's admission and the holder slot's claim leaves
-/// one permit no reclaim can find.
+/// the holder table: not for the hot path. A process killed between two steps
+/// of a call is repaired too (its holder slot names it from the step that took
+/// it); only a death inside the core's own queueing or acknowledgement of a grant
+/// is not (README, kill windows).
 ///
 /// # Safety
 /// `semaphore` is NULL or a live handle; `out_permits` and `out_tickets` are NULL

@@ -136,5 +136,6 @@ macro_rules! shareable_breaker {
     };
 }
 
-shareable_breaker!(CountCell, 0x0101, "count-window circuit breaker");
-shareable_breaker!(TimeCell, 0x0102, "time-window circuit breaker");
+// 0x0103 / 0x0104: permit slots name their process in the word that claims them.
+shareable_breaker!(CountCell, 0x0103, "count-window circuit breaker");
+shareable_breaker!(TimeCell, 0x0104, "time-window circuit breaker");

@@ -32,7 +32,7 @@ pub use self::cell::{
 };
 use self::local::{Untracked, each_untracked};
 pub use self::observed::{Observed, STATE_FACTOR};
-use crate::permits::PermitError;
+use crate::permits::{PermitError, PermitState};
 use crate::shared::{self, OpenOptions, RegionError, Shareable, SharedRegion};
 
 /// Where a cell lives.
@@ -76,9 +76,8 @@ pub struct Permit {
 pub enum AcquireError {
     /// The breaker refused the call.
     Rejected(Rejected),
-    /// The breaker admitted the call but all
-    /// [`PERMIT_SLOTS`](crate::permits::PERMIT_SLOTS) permits are outstanding; the
-    /// admission was given back as `ignored`.
+    /// All [`PERMIT_SLOTS`](crate::permits::PERMIT_SLOTS) permit slots are taken
+    /// (outstanding permits and calls in progress): the breaker was not asked.
     PermitsExhausted,
 }
 
@@ -138,20 +137,101 @@ fn claim<W: SlidingWindow>(
     c: &BreakerCell<W>,
     now: u64,
 ) -> Result<Result<Permit, AcquireError>, Corrupt> {
-    let token = match c.breaker.acquire_token_checked(now)? {
-        Ok(token) => token,
-        Err(r) => return Ok(Err(AcquireError::Rejected(r))),
-    };
-    let Some(id) = c.permits.claim(token.epoch) else {
-        // Give the admission back, so a half-open probe slot is not lost.
-        c.breaker
-            .record_token_checked(token, Outcome::Ignored, 0, now)?;
+    // The slot first, naming this process: a death after it is the slot's to
+    // tell (see `settle`); with no free slot the core is not asked.
+    let Some(step) = c.permits.begin_claim() else {
         return Ok(Err(AcquireError::PermitsExhausted));
     };
+    let token = match c.breaker.acquire_token_checked(now) {
+        Ok(Ok(token)) => token,
+        Ok(Err(r)) => {
+            c.permits.finish(step);
+            return Ok(Err(AcquireError::Rejected(r)));
+        }
+        Err(Corrupt) => {
+            c.permits.finish(step);
+            return Err(Corrupt);
+        }
+    };
     Ok(Ok(Permit {
-        id,
+        id: c.permits.admitted(step, token.epoch),
         epoch: token.epoch,
     }))
+}
+
+/// The totals a permit moves: `admitted`, and the three outcomes.
+fn balance(t: &seawall_core::BreakerTotals) -> (u64, u64) {
+    // Wrapping: the totals of a corrupted region may hold anything.
+    (
+        t.admitted,
+        t.successes.wrapping_add(t.failures).wrapping_add(t.ignored),
+    )
+}
+
+/// Settle the dead processes' steps in progress (acquiring: admitted or not;
+/// recording: recorded or not) by count, in a moment when nothing moves: the
+/// totals the same around a scan of the table (they only grow, so equal reads
+/// mean no admission or record counted in between) and no live process in a
+/// step. Then `admitted − recorded − held` of them were admitted and never
+/// recorded; so many are recorded as ignored, the others freed. Recorded with an
+/// epoch no state has (`stale`: the totals only), since which of them hold a
+/// half-open probe is not known. `None` when the moment is not quiet.
+fn settle<W: SlidingWindow>(
+    c: &BreakerCell<W>,
+    alive: &impl Fn(u32) -> bool,
+    now: u64,
+) -> Option<u64> {
+    let before = balance(&c.breaker.metrics(now).totals);
+    let mut held = 0u64;
+    let mut dead = Vec::new();
+    for (idx, w) in c.permits.words() {
+        match w.state() {
+            PermitState::Free => {}
+            PermitState::Held => held += 1,
+            _ if !alive(w.pid()) => dead.push((idx, w)),
+            _ => return None,
+        }
+    }
+    if balance(&c.breaker.metrics(now).totals) != before {
+        return None;
+    }
+    let owed = before.0.checked_sub(before.1)?.checked_sub(held)?;
+    if owed > dead.len() as u64 {
+        return None;
+    }
+    let never = c.breaker.epoch().wrapping_add(1);
+    let mut recorded = 0;
+    for (k, (idx, w)) in dead.into_iter().enumerate() {
+        if (k as u64) < owed {
+            if let Some(step) = c.permits.take_over(idx, w, PermitState::Recording) {
+                c.breaker
+                    .record_token(PermitToken { epoch: never }, Outcome::Ignored, 0, now);
+                c.permits.finish(step);
+                recorded += 1;
+            }
+        } else {
+            let _ = c.permits.take_over(idx, w, PermitState::Free);
+        }
+    }
+    Some(recorded)
+}
+
+/// Reclaim of a breaker with a permit table: held permits of dead processes
+/// recorded as ignored, then their steps in progress settled.
+fn reclaim<W: SlidingWindow>(c: &BreakerCell<W>, alive: impl Fn(u32) -> bool, now: u64) -> u64 {
+    let mut n = c.permits.reclaim(&alive, |epoch| {
+        c.breaker
+            .record_token(PermitToken { epoch }, Outcome::Ignored, 0, now);
+    });
+    let unsettled = c.permits.words().any(|(_, w)| {
+        matches!(w.state(), PermitState::Acquiring | PermitState::Recording) && !alive(w.pid())
+    });
+    if unsettled {
+        // Live steps end within instructions; a moment that never comes leaves
+        // them to the next reclaim.
+        n += (0..8).find_map(|_| settle(c, &alive, now)).unwrap_or(0);
+    }
+    n
 }
 
 impl Breaker {
@@ -377,10 +457,15 @@ impl Breaker {
         };
         dispatch!(self,
             cell c => {
-                if let Err(e) = c.permits.release(permit.id, permit.epoch) {
-                    return Ok(Err(e));
-                }
-                c.breaker.record_token_checked(token, outcome, duration_ns, now)?;
+                let step = match c.permits.begin_release(permit.id, permit.epoch) {
+                    Ok(step) => step,
+                    Err(e) => return Ok(Err(e)),
+                };
+                // The core's record before the slot is freed: a death between the
+                // two leaves a recording slot that reclaim settles.
+                let recorded = c.breaker.record_token_checked(token, outcome, duration_ns, now);
+                c.permits.finish(step);
+                recorded?;
                 Ok(Ok(()))
             },
             core b => {
@@ -403,9 +488,7 @@ impl Breaker {
     )]
     pub fn reclaim_abandoned(&self, now: u64) -> u64 {
         dispatch!(self,
-            cell c => c.permits.reclaim_dead(|epoch| {
-                c.breaker.record_token(PermitToken { epoch }, Outcome::Ignored, 0, now);
-            }),
+            cell c => reclaim(c, crate::owner::pid::alive, now),
             core _b => 0
         )
     }

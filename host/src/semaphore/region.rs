@@ -49,7 +49,8 @@ pub fn semaphore_agreement(c: &SemaphoreConfig) -> Agreement {
 // neither needs Drop.
 unsafe impl Shareable for Cell {
     const FAMILY: &'static str = "semaphore";
-    const LAYOUT_ID: u32 = 0x0201;
+    // 0x0202: holder slots name their process in the word that claims them.
+    const LAYOUT_ID: u32 = 0x0202;
     const DESCRIPTION: &'static str = "semaphore (1024 queue slots, 5120 holders)";
     type Config = SemaphoreConfig;
     fn agreement(config: &SemaphoreConfig) -> Agreement {
