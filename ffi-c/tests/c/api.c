@@ -1881,6 +1881,21 @@ static void abandoned_semaphore_holders(void) {
   CHECK_STATUS(seawall_semaphore_unlink_shared(name), SEAWALL_STATUS_OK);
 }
 
+/* Nothing reached `capture` (stderr while the calls ran); closes it. */
+static void check_printed_nothing(FILE *capture, const char *what) {
+  char said[512];
+  size_t n;
+  fseek(capture, 0, SEEK_END);
+  CHECK(ftell(capture) == 0);
+  if (ftell(capture) != 0) {
+    rewind(capture);
+    n = fread(said, 1, sizeof said - 1, capture);
+    said[n] = '\0';
+    fprintf(stderr, "a call on %s printed: %s\n", what, said);
+  }
+  fclose(capture);
+}
+
 /* Shared region content is untrusted (DESIGN §8): over a structure whose bytes
  * seawall never wrote, every call returns within 1 s, with a status, and prints
  * nothing to stderr. The fill patterns are chosen by hand: 0xFE keeps every
@@ -1906,8 +1921,6 @@ static void corrupted_semaphore_region(void) {
   unsigned char *mem = NULL, *before = malloc(size);
   uint64_t t0, elapsed_ns, waiting = 1ull | (2ull << 32);
   FILE *capture = tmpfile();
-  char said[512];
-  size_t n;
   int saved;
 
   CHECK(capture != NULL && before != NULL);
@@ -1950,15 +1963,7 @@ static void corrupted_semaphore_region(void) {
   CHECK_STATUS(enq, SEAWALL_STATUS_REGION_CORRUPT);
   CHECK_STATUS(wait, SEAWALL_STATUS_REGION_CORRUPT);
   CHECK(elapsed_ns < 1 * SEC);
-  fseek(capture, 0, SEEK_END);
-  CHECK(ftell(capture) == 0);
-  if (ftell(capture) != 0) {
-    rewind(capture);
-    n = fread(said, 1, sizeof said - 1, capture);
-    said[n] = '\0';
-    fprintf(stderr, "a call on a corrupted semaphore printed: %s\n", said);
-  }
-  fclose(capture);
+  check_printed_nothing(capture, "a corrupted semaphore");
   seawall_semaphore_free(s);
   free(mem);
   free(before);
@@ -1978,8 +1983,6 @@ static void corrupted_regions(void) {
   unsigned char *bmem = NULL, *hmem = NULL;
   uint64_t t0, elapsed_ns, p99;
   FILE *capture = tmpfile();
-  char said[512];
-  size_t n;
   int saved;
 
   CHECK(capture != NULL);
@@ -2021,15 +2024,7 @@ static void corrupted_regions(void) {
   CHECK_STATUS(snap, SEAWALL_STATUS_OK);
   CHECK_STATUS(q, SEAWALL_STATUS_OK);
   CHECK(elapsed_ns < 1 * SEC);
-  fseek(capture, 0, SEEK_END);
-  CHECK(ftell(capture) == 0);
-  if (ftell(capture) != 0) {
-    rewind(capture);
-    n = fread(said, 1, sizeof said - 1, capture);
-    said[n] = '\0';
-    fprintf(stderr, "a call on a corrupted region printed: %s\n", said);
-  }
-  fclose(capture);
+  check_printed_nothing(capture, "a corrupted region");
   seawall_breaker_free(b);
   seawall_health_free(h);
   free(bmem);
