@@ -19,6 +19,8 @@ const codes = Object.freeze({
   ERATELIMITED: 'ERATELIMITED',
   /** A retry budget or throttle refused a retry. */
   ERETRYBUDGET: 'ERETRYBUDGET',
+  /** A chaos policy injected this failure (DESIGN §11; `chaos` names it). */
+  ECHAOS: 'ECHAOS',
   /** The caller's AbortSignal aborted a wait of seawall's own. */
   EABORTED: 'EABORTED',
   /** An option or a method's argument is invalid (`field` names it). */
