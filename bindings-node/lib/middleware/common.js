@@ -11,7 +11,7 @@
 //   honours them without being passed them;
 // - a health report of Health snapshots and breaker states.
 
-const { configError, SeawallError, codes, isSeawallError } = require('../errors');
+const { configError, SeawallError, codes, isSeawallError, deadlineReason } = require('../errors');
 const { isPlainObject, only, number } = require('../config');
 const { Deadline } = require('../deadline');
 const { Bulkhead } = require('../bulkhead');
@@ -82,7 +82,7 @@ function openRequest(res, deadline) {
   if (deadline !== undefined) {
     const ms = deadline.remainingMs();
     timer = setTimeout(() => {
-      controller.abort(new SeawallError(codes.ETIMEDOUT, `request deadline exceeded (${Math.round(deadline.endMs - deadline.startMs)} ms)`, { timeoutMs: ms }));
+      controller.abort(deadlineReason(`request deadline exceeded (${Math.round(deadline.endMs - deadline.startMs)} ms)`, { timeoutMs: ms }));
     }, ms);
   }
   res.once('close', () => {
@@ -126,7 +126,7 @@ function refusal(o, error) {
     const message = error.reason === 'shed' ? `shedding ${error.priority} priority requests` : 'overloaded';
     return [503, { 'retry-after': String(o.retryAfterS) }, { error: message, reason: error.reason }];
   }
-  if (isSeawallError(error, codes.EABORTED)) {
+  if (isSeawallError(error, codes.EABORTED) || isSeawallError(error, codes.ETIMEDOUT)) {
     return [503, { 'retry-after': String(o.retryAfterS) }, { error: 'request deadline exceeded while queued', reason: 'deadline' }];
   }
   return undefined;
