@@ -246,3 +246,23 @@ test('a bad priority from getPriority reaches the framework\'s error handling', 
   assert.deepEqual([r.status, r.body], [500, { code: 'EINVALIDCONFIG', field: 'priority' }]);
   assert.equal(bulkhead.metrics().active, 0);
 });
+
+test('a request whose deadline passes while it waits for a permit is answered 503 at its deadline', async (t) => {
+  const bulkhead = new Bulkhead({ maxConcurrent: 1, maxQueue: 4 });
+  const gate = deferred();
+  const srv = await serve('express', { bulkhead }, [['get', '/slow', async () => {
+    await gate.promise;
+    return [200, {}];
+  }]]);
+  t.after(() => srv.close());
+  const held = get(`${srv.url}/slow`);
+  await until(() => bulkhead.metrics().active === 1, 'the first request admitted');
+  const t0 = performance.now();
+  const late = await get(`${srv.url}/slow`, { 'x-request-deadline-ms': '60' });
+  const took = performance.now() - t0;
+  assert.deepEqual([late.status, late.body.reason], [503, 'deadline']);
+  assert.ok(took >= 55 && took < 4000, `${took} ms`);
+  assert.equal(bulkhead.metrics().queued, 0);
+  gate.resolve();
+  assert.equal((await held).status, 200);
+});
