@@ -18,7 +18,7 @@
 // reach the same one.
 
 const { SeawallError, codes, configError, abortedError } = require('./errors');
-const { isPlainObject, only, number, name: nameOption } = require('./config');
+const { isPlainObject, only, number } = require('./config');
 const { callOptions } = require('./call');
 const { listen } = require('./abort');
 const { SafeEmitter, disposable } = require('./hooks');
@@ -210,7 +210,7 @@ function chaos(name, rules, options = {}) {
 
 /** The seed documents' form: `chaos.forDependency('inventory')(fn)` is `fn` through chaos 'inventory'. */
 chaos.forDependency = function forDependency(name) {
-  const policy = chaos(nameOption({ name }, undefined));
+  const policy = chaos(name);
   return (fn) => policy.wrap(fn);
 };
 
