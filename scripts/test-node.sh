@@ -44,6 +44,10 @@ check_install() { # project dir
   " && node --input-type=module -e "
     import { CircuitBreaker } from 'seawall';
     console.log('import:', typeof CircuitBreaker === 'function' ? 'ok' : 'missing');
+  " && node -e "
+    // The middleware entries load without their optional peers (express, fastify) installed.
+    const ok = typeof require('seawall/express').middleware === 'function' && typeof require('seawall/fastify') === 'function';
+    if (!ok) process.exit(1); console.log('seawall/express, seawall/fastify: ok');
   ")
 }
 mkdir "$tmp/folder" "$tmp/tarball"

@@ -3,11 +3,13 @@
 // options object `{ signal, deadline, priority, key }`, or an AbortSignal given
 // bare (cockatiel's execute(fn, signal)). One reading for every policy, so no
 // policy ignores a signal another honours, and one error (EINVALIDCONFIG naming
-// the argument) for anything else.
+// the argument) for anything else. A signal or deadline left out comes from the
+// ambient call context (lib/context.js), when there is one.
 
 const { configError } = require('./errors');
 const { checkSignal } = require('./abort');
 const { checkDeadline } = require('./deadline');
+const { callContext } = require('./context');
 
 const NONE = Object.freeze({ signal: undefined, deadline: undefined, priority: undefined, key: undefined });
 
@@ -20,6 +22,12 @@ function isSignal(o) {
  * EINVALIDCONFIG naming `fn`, `options`, `signal` or `deadline`.
  */
 function callOptions(fn, options) {
+  const ambient = callContext();
+  return ambient === undefined ? ownOptions(fn, options) : withAmbient(ownOptions(fn, options), ambient);
+}
+
+/** What `options` itself says. */
+function ownOptions(fn, options) {
   if (typeof fn !== 'function') throw configError('fn', 'must be a function');
   if (options === undefined || options === null) return NONE;
   if (typeof options !== 'object') {
@@ -31,6 +39,17 @@ function callOptions(fn, options) {
     deadline: checkDeadline(options.deadline),
     priority: options.priority,
     key: options.key,
+  };
+}
+
+/** callOptions inside a call context: its signal and deadline fill in what `options` leaves out. */
+function withAmbient(own, ambient) {
+  if (own.signal !== undefined && own.deadline !== undefined) return own;
+  return {
+    signal: own.signal !== undefined ? own.signal : ambient.signal,
+    deadline: own.deadline !== undefined ? own.deadline : ambient.deadline,
+    priority: own.priority,
+    key: own.key,
   };
 }
 

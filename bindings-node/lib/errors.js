@@ -19,6 +19,8 @@ const codes = Object.freeze({
   ERATELIMITED: 'ERATELIMITED',
   /** A retry budget or throttle refused a retry. */
   ERETRYBUDGET: 'ERETRYBUDGET',
+  /** A chaos policy injected this failure (DESIGN §11; `chaos` names it). */
+  ECHAOS: 'ECHAOS',
   /** The caller's AbortSignal aborted a wait of seawall's own. */
   EABORTED: 'EABORTED',
   /** An option or a method's argument is invalid (`field` names it). */
@@ -65,8 +67,25 @@ function configError(field, problem) {
   return new SeawallError(codes.EINVALIDCONFIG, `invalid ${field}: ${problem}`, { field });
 }
 
-/** The error for an abort of the caller's signal during a wait of seawall's own. */
+// Marks the reason a call context's signal aborts with when its deadline
+// passes (lib/middleware): a wait cut short by it is that deadline's ETIMEDOUT,
+// not the caller's EABORTED.
+const DEADLINE_REASON = Symbol('seawall.deadlineReason');
+
+/** An ETIMEDOUT for a call context's signal to abort with when its deadline passes. */
+function deadlineReason(message, props) {
+  const e = new SeawallError(codes.ETIMEDOUT, message, props);
+  Object.defineProperty(e, DEADLINE_REASON, { value: true });
+  return e;
+}
+
+/**
+ * The error for an abort of the caller's signal during a wait of seawall's own
+ * (the deadline's ETIMEDOUT itself when a call context's deadline aborted it).
+ */
 function abortedError(signal) {
+  const reason = signal.reason;
+  if (reason !== null && typeof reason === 'object' && reason[DEADLINE_REASON] === true) return reason;
   return new SeawallError(codes.EABORTED, 'the operation was aborted', { cause: signal.reason });
 }
 
@@ -143,5 +162,5 @@ function refuseCloning(obj, what) {
 }
 
 module.exports = {
-  SeawallError, isSeawallError, codes, configError, abortedError, fromNative, sharedOpenError, refuseCloning, refusal,
+  SeawallError, isSeawallError, codes, configError, abortedError, deadlineReason, fromNative, sharedOpenError, refuseCloning, refusal,
 };

@@ -37,6 +37,7 @@ export type ErrorCode =
   | 'ERATELIMITED'
   | 'ERETRYBUDGET'
   | 'EABORTED'
+  | 'ECHAOS'
   | 'EINVALIDCONFIG'
   | 'ESHAREDMISMATCH'
   | 'ESHARED'
@@ -733,6 +734,7 @@ export declare function registerMetrics(
     bulkheads?: Iterable<Bulkhead>;
     budgets?: Iterable<RetryBudget>;
     rateLimiters?: Iterable<RateLimiter>;
+    chaos?: Iterable<Chaos>;
     prefix?: string;
     client?: unknown;
   },
@@ -741,6 +743,7 @@ export declare function registerMetrics(
   bulkheads: Set<Bulkhead>;
   budgets: Set<RetryBudget>;
   rateLimiters: Set<RateLimiter>;
+  chaos: Set<Chaos>;
 };
 
 /**
@@ -762,3 +765,83 @@ export declare function retryAfterOf(error: unknown): number;
 export declare function parseRetryAfter(value: string | null | undefined): number;
 export declare function monotonicMs(): number;
 export declare function sharedSupported(): boolean;
+
+// ---- Chaos injection (DESIGN §11) and the ambient call context ----
+
+/**
+ * Rules of a chaos policy; every field optional. While `enabled` (default
+ * false), each call is hit with `probability` (0–1, default 1); a hit call
+ * hangs until its signal aborts (`hang`), or waits `latencyMs` (≥ 0, default 0)
+ * and then fails with ECHAOS with probability `failureRate` (0–1, default 0).
+ * Anything else throws EINVALIDCONFIG naming the field.
+ */
+export interface ChaosRules {
+  enabled?: boolean;
+  probability?: number;
+  latencyMs?: number;
+  failureRate?: number;
+  hang?: boolean;
+}
+
+/** `{ name, enabled, calls, passed, latency, failures, hangs }` (this process). */
+export interface ChaosMetrics {
+  name: string;
+  enabled: boolean;
+  calls: number;
+  passed: number;
+  latency: number;
+  failures: number;
+  hangs: number;
+}
+
+export interface ChaosInjectEvent { fault: 'latency' | 'failure' | 'hang'; latencyMs: number | undefined }
+
+/** A named chaos policy of the process registry (made by `chaos(name)`). Compose it innermost. */
+export declare class Chaos extends EventEmitter implements Policy {
+  private constructor();
+  readonly name: string;
+  readonly rules: Readonly<Required<ChaosRules>>;
+  set(rules?: ChaosRules): this;
+  reseed(seed: number | bigint): this;
+  execute<T>(fn: (ctx: CallContext) => T | PromiseLike<T>, options?: ExecuteOptions | AbortSignal): Promise<T>;
+  wrap<A extends unknown[], R>(fn: (...args: A) => R | PromiseLike<R>): (...args: A) => Promise<Awaited<R>>;
+  metrics(): ChaosMetrics;
+  onInject(listener: (event: ChaosInjectEvent) => void): Disposable;
+}
+
+/** Options of `loadChaosRules`: `watch` (default true), `debounceMs` (default 50). */
+export interface ChaosFileOptions { watch?: boolean; debounceMs?: number }
+
+/** A JSON file of rules by dependency name, re-read when it changes. */
+export declare class ChaosFile extends EventEmitter {
+  private constructor();
+  readonly path: string;
+  readonly names: string[];
+  /** Read and apply the file now; a bad file throws EINVALIDCONFIG and changes nothing. */
+  reload(): string[];
+  onReload(listener: (event: { names: string[] }) => void): Disposable;
+  /** A change that could not be applied (the previous rules stay); without a listener, a process warning. */
+  onError(listener: (event: { error: SeawallError }) => void): Disposable;
+  close(): void;
+}
+
+export declare function loadChaosRules(path: string, options?: ChaosFileOptions): ChaosFile;
+
+/** The chaos policy `name` (made on first use, rules off unless given). */
+export declare const chaos: {
+  (name: string, rules?: ChaosRules, options?: { seed?: number | bigint }): Chaos;
+  /** `chaos.forDependency('inventory')(fn)`: `fn` through chaos 'inventory'. */
+  forDependency(name: string): <A extends unknown[], R>(fn: (...args: A) => R | PromiseLike<R>) => (...args: A) => Promise<Awaited<R>>;
+  get(name: string): Chaos | undefined;
+  all(): Chaos[];
+  disableAll(): void;
+  load: typeof loadChaosRules;
+};
+
+/** The ambient `{ signal, deadline }` every policy's execute takes when its options leave them out. */
+export interface AmbientCallContext { signal?: AbortSignal; deadline?: Deadline }
+
+/** Run `fn` with `context` as the default signal and deadline of every seawall policy inside it. */
+export declare function withCallContext<T>(context: AmbientCallContext, fn: () => T): T;
+/** The ambient context, or undefined outside `withCallContext` (and the middleware's handlers). */
+export declare function callContext(): Readonly<AmbientCallContext> | undefined;

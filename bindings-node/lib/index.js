@@ -15,6 +15,12 @@ const { instrumentOtel } = require('./otel');
 const { SeawallError, isSeawallError, codes } = require('./errors');
 const { binding } = require('./native');
 const { setTesting } = require('./testing');
+// Chaos injection and the ambient call context (the framework middleware's).
+const { Chaos, chaos } = require('./chaos');
+const { ChaosFile, loadChaosRules } = require('./chaos_file');
+const { withCallContext, callContext } = require('./context');
+
+chaos.load = loadChaosRules;
 
 /** Milliseconds of the OS monotonic clock (the clock shared breakers use). */
 function monotonicMs() {
@@ -56,4 +62,11 @@ module.exports = {
   monotonicMs,
   sharedSupported,
   setTesting,
+  // Chaos injection and the ambient call context.
+  Chaos,
+  chaos,
+  ChaosFile,
+  loadChaosRules,
+  withCallContext,
+  callContext,
 };

@@ -8,4 +8,6 @@ export const {
   registerMetrics, instrumentOtel, SeawallError, isSeawallError, codes, retryAfterOf, parseRetryAfter,
   monotonicMs, sharedSupported, setTesting,
 } = seawall;
+// Chaos injection and the ambient call context.
+export const { Chaos, chaos, ChaosFile, loadChaosRules, withCallContext, callContext } = seawall;
 export default seawall;

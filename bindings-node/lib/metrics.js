@@ -33,10 +33,12 @@ const STATES = ['closed', 'open', 'halfOpen', 'forcedOpen', 'disabled'];
  * - `seawall_rate_limiter_admitted_total{limiter}`,
  *   `seawall_rate_limiter_rejected_total{limiter}` takes of each rate limiter
  *   object (this process)
+ * - `seawall_chaos_calls_total{chaos, result}` calls through each chaos
+ *   policy by what it injected: passed, latency, failure, hang (this process)
  *
  * @param {object} registry a prom-client Registry
- * @param {{ breakers?, bulkheads?, budgets?, rateLimiters?, prefix?, client? }} sources
- * @returns {{ breakers: Set, bulkheads: Set, budgets: Set, rateLimiters: Set }} live sets: add or
+ * @param {{ breakers?, bulkheads?, budgets?, rateLimiters?, chaos?, prefix?, client? }} sources
+ * @returns {{ breakers: Set, bulkheads: Set, budgets: Set, rateLimiters: Set, chaos: Set }} live sets: add or
  *   delete policies later and the next scrape follows
  */
 function registerMetrics(registry, sources = {}) {
@@ -49,6 +51,7 @@ function registerMetrics(registry, sources = {}) {
   const bulkheads = new Set(sources.bulkheads || []);
   const budgets = new Set(sources.budgets || []);
   const rateLimiters = new Set(sources.rateLimiters || []);
+  const chaos = new Set(sources.chaos || []);
   const registers = [registry];
 
   const snapshots = () => [...breakers].map((b) => [b.name, b.metrics()]);
@@ -167,7 +170,22 @@ function registerMetrics(registry, sources = {}) {
   });
   limiterCounter('admitted', 'Takes the rate limiter admitted.');
   limiterCounter('rejected', 'Takes the rate limiter refused (over the rate).');
-  return { breakers, bulkheads, budgets, rateLimiters };
+  // Chaos policies (lib/chaos.js).
+  new client.Counter({
+    name: `${prefix}chaos_calls_total`,
+    help: 'Calls through the chaos policy by what it injected (passed, latency, failure, hang).',
+    labelNames: ['chaos', 'result'],
+    registers,
+    collect() {
+      for (const p of chaos) {
+        const m = p.metrics();
+        for (const [result, v] of [['passed', m.passed], ['latency', m.latency], ['failure', m.failures], ['hang', m.hangs]]) {
+          this.inc({ chaos: p.name, result }, delta(`x:${p.name}:${result}`, v));
+        }
+      }
+    },
+  });
+  return { breakers, bulkheads, budgets, rateLimiters, chaos };
 }
 
 module.exports = { registerMetrics };

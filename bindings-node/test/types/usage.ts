@@ -148,3 +148,47 @@ export async function main(): Promise<void> {
   const lm: RateLimiterMetrics = upstream.metrics();
   console.log(name, n, state, b, r, v, left, h.status(), e.code, registerMetrics, retries, wait, ok, got, limited, limitedOnce, lm.admitted, e.retryAfterMs);
 }
+
+// ---- Chaos injection, the ambient call context and the framework middleware ----
+import {
+  chaos, Chaos, loadChaosRules, withCallContext, callContext, type ChaosRules, type ChaosMetrics,
+} from 'seawall';
+import { createServer } from 'node:http';
+import Fastify from 'fastify';
+import { middleware, health, defaultPriority, type HealthReport } from 'seawall/express';
+import seawallFastify = require('seawall/fastify');
+
+export async function chaosUsage(): Promise<void> {
+  const rules: ChaosRules = { enabled: true, probability: 0.5, latencyMs: 100, failureRate: 0.5, hang: false };
+  const inventory: Chaos = chaos('inventory', rules, { seed: 42 });
+  const n: number = await wrap(timeout(50), inventory).execute(async () => 1);
+  const fetchStock = chaos.forDependency('inventory')(async (sku: string) => sku.length);
+  const stock: number = await fetchStock('sku-1');
+  const m: ChaosMetrics = inventory.metrics();
+  inventory.set({ enabled: false }).reseed(7n);
+  inventory.onInject((e) => e.fault satisfies 'latency' | 'failure' | 'hang');
+  const file = loadChaosRules('/etc/chaos.json', { debounceMs: 100 });
+  file.onError(({ error }) => error.code);
+  const names: string[] = file.reload();
+  file.close();
+  registerMetrics({ registerMetric() {} }, { chaos: chaos.all() });
+  const d: number | undefined = withCallContext({ deadline: new Deadline(100) }, () => callContext()?.deadline?.remainingMs());
+  // @ts-expect-error latency is latencyMs in Node
+  chaos('x', { latency: 100 });
+  // @ts-expect-error a seed is a number or a bigint
+  chaos('x', undefined, { seed: 'one' });
+  void [n, stock, m, names, d];
+
+  const bulkhead = new Bulkhead({ maxConcurrent: 100, shares: { critical: 100, high: 80, normal: 50, low: 20 } });
+  // Express's request and response are Node's: the middleware runs on a bare server too.
+  const mw = middleware({ bulkhead, getPriority: (req) => (req.headers['x-vip'] ? 'high' : defaultPriority(req)), deadlineHeader: 'x-request-deadline-ms' });
+  const healthRoute = health({ dependencies: { inventory: { health: new Health(), breaker: new CircuitBreaker(), critical: true } } });
+  createServer((req, res) => mw(req, res, () => healthRoute(req, res)));
+  // @ts-expect-error priorities are critical, high, normal, low
+  middleware({ getPriority: () => 'urgent' });
+
+  const f = Fastify();
+  await f.register(seawallFastify, { bulkhead, getPriority: (req) => (req.url.startsWith('/batch') ? 'low' : 'normal'), health: { path: '/healthz', dependencies: {} } });
+  const report: HealthReport = { status: 'degraded', dependencies: {} };
+  void report;
+}
