@@ -24,7 +24,7 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyTuple};
-use seawall_core::{BreakerConfig, Outcome, Rejected, State, WindowConfig};
+use seawall_core::{BreakerConfig, Corrupt, Outcome, Rejected, State, WindowConfig};
 use seawall_host::breaker::{AcquireError, Breaker as HostBreaker, Observed, Permit};
 use seawall_host::permits::PermitError;
 use seawall_host::shared::{OpenOptions, RegionError};
@@ -534,6 +534,43 @@ impl Breaker {
 
     fn reset(&self, py: Python<'_>) -> PyResult<()> {
         self.core.breaker.reset();
+        self.core.notice(py);
+        raise_pending()
+    }
+
+    /// Start from an exported state (DESIGN §3.7): `state` a state's name,
+    /// `openings` the consecutive openings, `open_left` the seconds `open` has
+    /// left. The Python side checks the record; this checks the names and
+    /// numbers again, so nothing unchecked reaches the core.
+    fn restore(&self, py: Python<'_>, state: &str, openings: i64, open_left: f64) -> PyResult<()> {
+        let s = [
+            State::Closed,
+            State::Open,
+            State::HalfOpen,
+            State::ForcedOpen,
+            State::Disabled,
+        ]
+        .into_iter()
+        .find(|s| s.name() == state)
+        .ok_or_else(|| {
+            errors::config_error(
+                py,
+                "initial_state.state",
+                &format!("invalid initial_state.state: unknown state {state:?}"),
+            )
+        })?;
+        let k = count(py, "initial_state.openings", openings, 0, u32::MAX)?;
+        let left = secs_to_ns(py, "initial_state.retry_after", open_left)?;
+        let now = self.core.clock.now(py)?;
+        self.core
+            .breaker
+            .restore(s, k, left, now)
+            .map_err(|Corrupt| {
+                errors::shared_region(
+                    py,
+                    "the shared breaker's state kept changing as no process of seawall changes it: its region is corrupted",
+                )
+            })?;
         self.core.notice(py);
         raise_pending()
     }

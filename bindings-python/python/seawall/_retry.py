@@ -34,7 +34,7 @@ from typing import (
     cast,
 )
 
-from . import _native, _numbers, _registry, _seconds
+from . import _listeners, _native, _numbers, _registry, _seconds
 from ._callables import is_async_callable, refuse_method_descriptor
 from ._classify import ExceptionSpec, matcher
 from ._deadline import current_deadline, run_within
@@ -250,20 +250,8 @@ def _callable(listener: Any) -> Any:
 
 
 def _tell(listeners: Tuple[Callable[[RetryState], Any], ...], state: RetryState) -> None:
-    """Call each listener; one that raises an ``Exception`` is logged and
-    changes nothing (DESIGN §1). ``KeyboardInterrupt`` / ``SystemExit`` are
-    raised once every listener heard."""
-    interrupt: Optional[BaseException] = None
-    for listener in listeners:
-        try:
-            listener(state)
-        except Exception:  # noqa: BLE001 - a listener must not change the call
-            log.exception("seawall: retry listener %r failed", listener)
-        except BaseException as exc:
-            if interrupt is None:
-                interrupt = exc
-    if interrupt is not None:
-        raise interrupt
+    """Call each listener (see :func:`_listeners.tell`)."""
+    _listeners.tell(listeners, (state,), "retry")
 
 
 def _retry_after_attr(exc: BaseException) -> Any:
