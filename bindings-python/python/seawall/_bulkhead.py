@@ -6,13 +6,14 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
+import weakref
 from typing import Any, Callable, Dict, Generator, Mapping, Optional, Tuple, TypeVar, Union, cast, overload
 
-from . import _native, _numbers, _registry, _seconds
+from . import _listeners, _native, _numbers, _registry, _seconds
 from ._callables import guard_async_gen, is_async_callable, refuse_method_descriptor
 from ._stack import HeldStack
 
-__all__ = ["Bulkhead", "BulkheadPermit", "BulkheadTicket", "PRIORITIES"]
+__all__ = ["Bulkhead", "BulkheadPermit", "BulkheadTicket", "PRIORITIES", "RejectionListener"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -23,6 +24,21 @@ PRIORITIES = ("critical", "high", "normal", "low")
 
 _GRANTED = "granted"
 _TIMEOUT = "timeout"
+
+
+#: ``listener(bulkhead, error)`` for :meth:`Bulkhead.on_rejected`; ``error`` is
+#: the :class:`~seawall.BulkheadFullError` about to be raised.
+RejectionListener = Callable[["Bulkhead", BaseException], Any]
+
+
+def _rejected_hook(ref: "weakref.ReferenceType[Bulkhead]") -> Callable[[BaseException], None]:
+    # Weak: the native core keeps the hook, and the bulkhead keeps the core.
+    def rejected(error: BaseException) -> None:
+        b = ref()
+        if b is not None:
+            _listeners.tell(b._on_rejected, (b, error), "bulkhead rejected")
+
+    return rejected
 
 
 class _Default:
@@ -130,6 +146,7 @@ class Bulkhead:
         self._native.limit(priority)  # validates the name
         self.priority = priority
         self._held: HeldStack[Any] = HeldStack("bulkhead")
+        self._on_rejected: Tuple[RejectionListener, ...] = ()
         if self.name is not None:
             _registry.register(self)
 
@@ -186,6 +203,26 @@ class Bulkhead:
         """Remove the shared bulkhead region ``name`` (a missing one is fine).
         Processes attached to it keep theirs; the next open creates a new one."""
         _native.Bulkhead.unlink_shared(name)
+
+    # -- hooks ---------------------------------------------------------------
+
+    def on_rejected(self, listener: RejectionListener) -> RejectionListener:
+        """Call ``listener(bulkhead, error)`` for each call the bulkhead refuses,
+        before the :class:`~seawall.BulkheadFullError` is raised; ``error.reason``
+        says why (``full``, ``shed``, ``timeout``: Node's ``reject`` event), in
+        every form (decorator, ``with``, ``acquire``, ``try_acquire``,
+        ``enqueue``, async). Usable as a decorator; returns ``listener``. A
+        listener that raises an ``Exception`` is logged (logger ``seawall``) and
+        changes nothing (DESIGN §1)."""
+        self._on_rejected = self._on_rejected + (_listeners.checked(listener),)
+        self._native.set_events(_rejected_hook(weakref.ref(self)))
+        return listener
+
+    def remove_listener(self, listener: Any) -> None:
+        """Stop calling ``listener`` (from :meth:`on_rejected`)."""
+        self._on_rejected = _listeners.without(self._on_rejected, listener)
+        if not self._on_rejected:
+            self._native.set_events(None)
 
     # -- permits -------------------------------------------------------------
 
