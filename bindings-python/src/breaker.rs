@@ -15,7 +15,7 @@
 //! A permit dropped unrecorded (its thread ended, its process finalizes) is
 //! recorded as ignored; what is never dropped [`crate::at_exit`] gives back.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
@@ -427,7 +427,7 @@ impl Breaker {
             held,
             start,
             used: AtomicBool::new(false),
-            owner: std::process::id(),
+            owner: seawall_host::process_id(),
         })
     }
 
@@ -763,7 +763,7 @@ impl BreakerPermit {
 
 impl Drop for BreakerPermit {
     fn drop(&mut self) {
-        if std::process::id() == self.owner && !self.used.swap(true, Ordering::AcqRel) {
+        if seawall_host::process_id() == self.owner && !self.used.swap(true, Ordering::AcqRel) {
             self.core
                 .record_quiet(self.held, Outcome::Ignored, 0, self.start);
         }
@@ -784,7 +784,7 @@ struct Held {
 impl Drop for Held {
     fn drop(&mut self) {
         if let Some(permit) = self.permit.take()
-            && std::process::id() == self.owner
+            && seawall_host::process_id() == self.owner
         {
             self.core
                 .record_quiet(permit, Outcome::Ignored, 0, self.start);
@@ -798,6 +798,11 @@ thread_local! {
     /// `__enter__` and `__exit__`, so a stack per thread pairs them exactly (as
     /// a context variable would, with no context lookups).
     static HELD: RefCell<Vec<Held>> = const { RefCell::new(Vec::new()) };
+    /// How many `with breaker:` blocks entered in this thread with an event
+    /// loop running (their permits kept per task) are not yet left. While it is
+    /// 0, an `__exit__` here cannot be one of theirs, so it skips the look for a
+    /// running loop.
+    static LOOP_ENTRIES: Cell<usize> = const { Cell::new(0) };
 }
 
 static RUNNING_LOOP: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
@@ -841,6 +846,7 @@ impl BreakerScope {
         let py = slf.py();
         if in_event_loop(py)? {
             slf.call_method0(intern!(py, "_enter_in_context"))?;
+            LOOP_ENTRIES.set(LOOP_ENTRIES.get() + 1);
             return Ok(slf.clone().unbind());
         }
         let core = slf.get().bound(py)?;
@@ -850,7 +856,7 @@ impl BreakerScope {
             core: Arc::clone(core),
             permit: Some(permit),
             start,
-            owner: std::process::id(),
+            owner: seawall_host::process_id(),
         };
         HELD.with_borrow_mut(|stack| stack.push(held));
         Ok(slf.clone().unbind())
@@ -864,9 +870,9 @@ impl BreakerScope {
         _tb: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
         let py = slf.py();
-        if in_event_loop(py)? {
-            slf.call_method1(intern!(py, "_exit_in_context"), (exc,))?;
-            return Ok(());
+        let looked = LOOP_ENTRIES.get() > 0;
+        if looked && in_event_loop(py)? {
+            return Self::exit_in_context(slf, exc);
         }
         let core = slf.get().bound(py)?;
         // Popped before recording: recording runs listeners, which may open
@@ -876,6 +882,11 @@ impl BreakerScope {
             Some(stack.remove(at))
         });
         let Some(mut held) = held else {
+            // Not entered here natively: a block entered where a loop runs in
+            // another thread (a coroutine moved between loops) is kept per task.
+            if !looked && in_event_loop(py)? {
+                return Self::exit_in_context(slf, exc);
+            }
             return Err(pyo3::exceptions::PyRuntimeError::new_err(
                 "__exit__ without a matching __enter__ in this thread or task",
             ));
@@ -900,6 +911,13 @@ impl BreakerScope {
 }
 
 impl BreakerScope {
+    /// Leave a block whose permit the Python side keeps per task.
+    fn exit_in_context(slf: &Bound<'_, Self>, exc: &Bound<'_, PyAny>) -> PyResult<()> {
+        LOOP_ENTRIES.set(LOOP_ENTRIES.get().saturating_sub(1));
+        slf.call_method1(intern!(slf.py(), "_exit_in_context"), (exc,))?;
+        Ok(())
+    }
+
     fn bound(&self, _py: Python<'_>) -> PyResult<&Arc<BreakerCore>> {
         self.core.get().ok_or_else(|| {
             pyo3::exceptions::PyRuntimeError::new_err(

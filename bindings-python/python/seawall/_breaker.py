@@ -27,6 +27,7 @@ from typing import (
 from . import _listeners, _native, _numbers, _registry
 from ._callables import guard_async_gen, is_async_callable, refuse_method_descriptor
 from ._classify import ExceptionSpec, classifier
+from ._seconds import Seconds
 from ._stack import HeldStack
 
 __all__ = ["CircuitBreaker", "CountWindow", "TimeWindow", "State", "Permit", "Listener", "CallListener", "EXPORT_VERSION"]
@@ -67,13 +68,13 @@ class TimeWindow:
     ``buckets - 1`` before it. ``1 <= buckets <= 128``; a bucket is at least
     1 ms wide."""
 
-    duration: float = 10.0
+    duration: Seconds = 10.0
     buckets: int = 10
 
     @property
     def bucket_width(self) -> float:
         """Seconds per bucket."""
-        return self.duration / self.buckets if self.buckets > 0 else 0.0
+        return _numbers.duration(self.duration, "window.duration") / self.buckets if self.buckets > 0 else 0.0
 
 
 Listener = Callable[["CircuitBreaker", State, State], None]
@@ -217,16 +218,16 @@ class CircuitBreaker(_native.BreakerScope):
         failure_rate_threshold: Optional[float] = 50.0,
         minimum_calls: int = 20,
         window: Union[CountWindow, TimeWindow] = TimeWindow(10.0, buckets=10),
-        slow_call_duration: Optional[float] = None,
+        slow_call_duration: Optional[Seconds] = None,
         slow_call_rate_threshold: float = 100.0,
         consecutive_failures: Optional[int] = None,
-        open_duration: float = 30.0,
+        open_duration: Seconds = 30.0,
         open_backoff_multiplier: float = 1.0,
-        max_open_duration: Optional[float] = 300.0,
+        max_open_duration: Optional[Seconds] = 300.0,
         open_jitter_factor: float = 0.0,
         half_open_max_calls: int = 1,
         half_open_success_threshold: int = 1,
-        half_open_max_wait: Optional[float] = None,
+        half_open_max_wait: Optional[Seconds] = None,
         name: Optional[str] = None,
         record_on: Optional[ExceptionSpec] = None,
         ignore_on: Optional[ExceptionSpec] = None,

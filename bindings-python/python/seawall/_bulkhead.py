@@ -11,6 +11,7 @@ from typing import Any, Callable, Dict, Generator, Mapping, Optional, Tuple, Typ
 
 from . import _listeners, _native, _numbers, _registry, _seconds
 from ._callables import guard_async_gen, is_async_callable, refuse_method_descriptor
+from ._seconds import Seconds
 from ._stack import HeldStack
 
 __all__ = ["Bulkhead", "BulkheadPermit", "BulkheadTicket", "PRIORITIES", "RejectionListener"]
@@ -110,7 +111,7 @@ class Bulkhead:
         max_concurrent: int = 10,
         max_queue: int = 0,
         *,
-        queue_timeout: Optional[float] = None,
+        queue_timeout: Optional[Seconds] = None,
         shares: Optional[Mapping[str, float]] = None,
         priority: str = "normal",
         name: Optional[str] = None,
@@ -226,11 +227,19 @@ class Bulkhead:
 
     # -- permits -------------------------------------------------------------
 
-    def acquire(self, priority: Optional[str] = None, timeout: Any = _DEFAULT) -> "_native.BulkheadPermit":
+    def acquire(
+        self, priority: Optional[str] = None, timeout: Union[Seconds, None, _Default] = _DEFAULT
+    ) -> "_native.BulkheadPermit":
         """A permit, waiting (GIL released) at most ``timeout`` seconds (default
         ``queue_timeout``). Release it with ``permit.release()`` or ``with permit:``."""
-        t = self.queue_timeout if timeout is _DEFAULT else timeout
+        t = self._timeout(timeout)
         return self._native.acquire(priority or self.priority, t)
+
+    def _timeout(self, timeout: Union[Seconds, None, _Default]) -> Optional[float]:
+        """``timeout`` in seconds (``queue_timeout`` by default)."""
+        if isinstance(timeout, _Default):
+            return self.queue_timeout
+        return None if timeout is None else _numbers.duration(timeout, "timeout")
 
     def try_acquire(self, priority: Optional[str] = None) -> "_native.BulkheadPermit":
         """A permit now, or :class:`~seawall.BulkheadFullError`; never waits."""
@@ -242,7 +251,9 @@ class Bulkhead:
         ``cancel()``."""
         return self._native.enqueue(priority or self.priority)
 
-    async def acquire_async(self, priority: Optional[str] = None, timeout: Any = _DEFAULT) -> "_native.BulkheadPermit":
+    async def acquire_async(
+        self, priority: Optional[str] = None, timeout: Union[Seconds, None, _Default] = _DEFAULT
+    ) -> "_native.BulkheadPermit":
         """A permit for asyncio code: waits on a future that a release resolves
         (at most ``timeout`` seconds, default ``queue_timeout``). Cancelling the
         awaiting task leaves the queue at once; a permit granted in that same
@@ -254,7 +265,7 @@ class Bulkhead:
         if not isinstance(got, int):
             return got
         ticket = got
-        t = self.queue_timeout if timeout is _DEFAULT else timeout
+        t = self._timeout(timeout)
         expiry = loop.call_later(t, _expire, fut) if t is not None else None
         poll = native.poll_interval
         if poll is not None:

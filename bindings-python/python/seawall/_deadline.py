@@ -25,7 +25,7 @@ from typing import Any, Awaitable, Callable, Optional, Tuple, TypeVar
 from . import _listeners, _native
 from ._errors import DeadlineExceededError
 from ._callables import is_async_callable
-from ._seconds import to_ns
+from ._seconds import Seconds, to_ns
 
 __all__ = ["Deadline", "current_deadline", "timeout", "Timeout"]
 
@@ -81,7 +81,7 @@ class Deadline:
 
     def __init__(
         self,
-        total: float,
+        total: Seconds,
         *,
         clock: Optional[Callable[[], float]] = None,
         _native_deadline: Optional[_native.Deadline] = None,
@@ -106,11 +106,11 @@ class Deadline:
     def expired(self) -> bool:
         return self._d.expired(self._now())
 
-    def allocate(self, max_seconds: float) -> float:
+    def allocate(self, max_seconds: Seconds) -> float:
         """How long a step may take: ``min(max_seconds, remaining())``."""
         return self._d.allocate_ns(to_ns(max_seconds, "max_seconds"), self._now()) / 1e9
 
-    def child(self, total: float) -> "Deadline":
+    def child(self, total: Seconds) -> "Deadline":
         """A budget of at most ``total`` seconds that never outlives this one."""
         return Deadline(
             0.0,
@@ -222,7 +222,7 @@ class Timeout:
 
     :meth:`on_timeout` listeners hear of each call that ran out of time."""
 
-    def __init__(self, seconds: float, *, clock: Optional[Callable[[], float]] = None) -> None:
+    def __init__(self, seconds: Seconds, *, clock: Optional[Callable[[], float]] = None) -> None:
         if isinstance(seconds, datetime.timedelta):
             seconds = seconds.total_seconds()
         to_ns(seconds, "timeout")
@@ -351,6 +351,6 @@ class Timeout:
 TimeoutListener = Callable[[Timeout, float], Any]
 
 
-def timeout(seconds: float, *, clock: Optional[Callable[[], float]] = None) -> Timeout:
+def timeout(seconds: Seconds, *, clock: Optional[Callable[[], float]] = None) -> Timeout:
     """A deadline of ``seconds`` for a block or a function: see :class:`Timeout`."""
     return Timeout(seconds, clock=clock)

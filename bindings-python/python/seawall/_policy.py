@@ -4,6 +4,7 @@ fallback → bulkhead → circuit breaker → retry → timeout → call."""
 from __future__ import annotations
 
 import contextvars
+import datetime
 import functools
 import inspect
 import logging
@@ -18,6 +19,7 @@ from ._callables import is_async_callable
 from ._classify import ExceptionSpec, matcher
 from ._deadline import Deadline, Timeout, run_within
 from ._retry import Retry
+from ._seconds import Seconds
 
 __all__ = ["StaleCache", "Fallback", "fallback", "Policy", "PolicyResult", "wrap"]
 
@@ -43,7 +45,7 @@ class StaleCache:
         self,
         maxsize: int = _native.STALE_CACHE_MAX_ENTRIES,
         *,
-        max_stale: Optional[float] = None,
+        max_stale: Optional[Seconds] = None,
         key: Optional[Callable[..., Hashable]] = None,
     ) -> None:
         try:
@@ -60,7 +62,8 @@ class StaleCache:
             self._cache = cachetools.LRUCache(maxsize)
         else:
             _seconds.to_ns(max_stale, "max_stale")
-            self._cache = cachetools.TTLCache(maxsize, ttl=max_stale)
+            ttl = max_stale.total_seconds() if isinstance(max_stale, datetime.timedelta) else max_stale
+            self._cache = cachetools.TTLCache(maxsize, ttl=ttl)
         self._key = key if key is not None else cachetools.keys.hashkey
         self._lock = threading.Lock()
 
@@ -244,7 +247,7 @@ class Policy:
         bulkhead: Optional[Bulkhead] = None,
         breaker: Optional[CircuitBreaker] = None,
         retry: Optional[Retry] = None,
-        timeout: Union[Timeout, float, None] = None,
+        timeout: Union[Timeout, Seconds, None] = None,
         name: Optional[str] = None,
     ) -> None:
         if fallback is not None and not isinstance(fallback, Fallback):

@@ -169,7 +169,7 @@ impl Bulkhead {
                     core: Arc::clone(&self.core),
                     ticket: t,
                     state: Mutex::new(Held::Waiting),
-                    owner: std::process::id(),
+                    owner: seawall_host::process_id(),
                 },
             )?
             .into_any(),
