@@ -38,3 +38,18 @@ def test_a_stale_cache_keeps_entries_for_a_timedelta():
 
 def test_seconds_is_the_union_of_both():
     assert seawall.Seconds.__args__ == (float, timedelta)
+
+
+def test_a_retry_budget_and_health_take_timedeltas_as_their_seconds():
+    from conftest import FakeClock
+
+    clock = FakeClock()
+    # min 1 retry/s over a 2 s ttl: 2 retries in reserve (Finagle), with no requests.
+    budget = seawall.RetryBudget(timedelta(seconds=2), 1, 0.0, clock=clock)
+    same = seawall.RetryBudget(2.0, 1, 0.0, clock=clock)
+    assert [budget.try_withdraw() for _ in range(3)] == [same.try_withdraw() for _ in range(3)] == [True, True, False]
+    h = seawall.Health(bucket_width=timedelta(milliseconds=500), degraded_p99=timedelta(seconds=1),
+                       unhealthy_p99=timedelta(seconds=3))
+    for _ in range(10):
+        h.record(2.0)
+    assert h.status == "degraded"
