@@ -5,6 +5,7 @@ raises changes nothing (DESIGN §1)."""
 
 import asyncio
 import logging
+import re
 import threading
 
 import pytest
@@ -150,7 +151,7 @@ def test_an_async_timeout_is_heard_before_deadline_exceeded_is_raised():
     asyncio.run(main())
     assert [x[0] for x in heard] == [t, t]
     for _, seconds in heard:
-        assert 0.0 < seconds <= 0.01
+        assert 0.0 <= seconds <= 0.01  # what was left of the 10 ms at entry
 
 
 def test_a_sync_block_is_heard_when_it_ends_past_its_timeout():
@@ -203,7 +204,7 @@ def test_a_raising_timeout_listener_is_logged_and_changes_nothing(caplog):
     with caplog.at_level(logging.INFO, logger="seawall"):
         with pytest.raises(DeadlineExceededError):
             asyncio.run(main())
-    assert "a call ran out of its 0.010 s" in caplog.text
+    assert re.search(r"a call ran out of its 0\.0[01]\d s", caplog.text)
     assert "timeout listener" in caplog.text and "ZeroDivisionError" in caplog.text
 
 
