@@ -15,7 +15,7 @@
 //! A permit dropped unrecorded (its thread ended, its process finalizes) is
 //! recorded as ignored; what is never dropped [`crate::at_exit`] gives back.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
@@ -24,7 +24,7 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyTuple};
-use seawall_core::{BreakerConfig, Outcome, Rejected, State, WindowConfig};
+use seawall_core::{BreakerConfig, Corrupt, Outcome, Rejected, State, WindowConfig};
 use seawall_host::breaker::{AcquireError, Breaker as HostBreaker, Observed, Permit};
 use seawall_host::permits::PermitError;
 use seawall_host::shared::{OpenOptions, RegionError};
@@ -427,7 +427,7 @@ impl Breaker {
             held,
             start,
             used: AtomicBool::new(false),
-            owner: std::process::id(),
+            owner: seawall_host::process_id(),
         })
     }
 
@@ -534,6 +534,43 @@ impl Breaker {
 
     fn reset(&self, py: Python<'_>) -> PyResult<()> {
         self.core.breaker.reset();
+        self.core.notice(py);
+        raise_pending()
+    }
+
+    /// Start from an exported state (DESIGN §3.7): `state` a state's name,
+    /// `openings` the consecutive openings, `open_left` the seconds `open` has
+    /// left. The Python side checks the record; this checks the names and
+    /// numbers again, so nothing unchecked reaches the core.
+    fn restore(&self, py: Python<'_>, state: &str, openings: i64, open_left: f64) -> PyResult<()> {
+        let s = [
+            State::Closed,
+            State::Open,
+            State::HalfOpen,
+            State::ForcedOpen,
+            State::Disabled,
+        ]
+        .into_iter()
+        .find(|s| s.name() == state)
+        .ok_or_else(|| {
+            errors::config_error(
+                py,
+                "initial_state.state",
+                &format!("invalid initial_state.state: unknown state {state:?}"),
+            )
+        })?;
+        let k = count(py, "initial_state.openings", openings, 0, u32::MAX)?;
+        let left = secs_to_ns(py, "initial_state.retry_after", open_left)?;
+        let now = self.core.clock.now(py)?;
+        self.core
+            .breaker
+            .restore(s, k, left, now)
+            .map_err(|Corrupt| {
+                errors::shared_region(
+                    py,
+                    "the shared breaker's state kept changing as no process of seawall changes it: its region is corrupted",
+                )
+            })?;
         self.core.notice(py);
         raise_pending()
     }
@@ -726,7 +763,7 @@ impl BreakerPermit {
 
 impl Drop for BreakerPermit {
     fn drop(&mut self) {
-        if std::process::id() == self.owner && !self.used.swap(true, Ordering::AcqRel) {
+        if seawall_host::process_id() == self.owner && !self.used.swap(true, Ordering::AcqRel) {
             self.core
                 .record_quiet(self.held, Outcome::Ignored, 0, self.start);
         }
@@ -747,7 +784,7 @@ struct Held {
 impl Drop for Held {
     fn drop(&mut self) {
         if let Some(permit) = self.permit.take()
-            && std::process::id() == self.owner
+            && seawall_host::process_id() == self.owner
         {
             self.core
                 .record_quiet(permit, Outcome::Ignored, 0, self.start);
@@ -761,6 +798,11 @@ thread_local! {
     /// `__enter__` and `__exit__`, so a stack per thread pairs them exactly (as
     /// a context variable would, with no context lookups).
     static HELD: RefCell<Vec<Held>> = const { RefCell::new(Vec::new()) };
+    /// How many `with breaker:` blocks entered in this thread with an event
+    /// loop running (their permits kept per task) are not yet left. While it is
+    /// 0, an `__exit__` here cannot be one of theirs, so it skips the look for a
+    /// running loop.
+    static LOOP_ENTRIES: Cell<usize> = const { Cell::new(0) };
 }
 
 static RUNNING_LOOP: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
@@ -804,6 +846,7 @@ impl BreakerScope {
         let py = slf.py();
         if in_event_loop(py)? {
             slf.call_method0(intern!(py, "_enter_in_context"))?;
+            LOOP_ENTRIES.set(LOOP_ENTRIES.get() + 1);
             return Ok(slf.clone().unbind());
         }
         let core = slf.get().bound(py)?;
@@ -813,7 +856,7 @@ impl BreakerScope {
             core: Arc::clone(core),
             permit: Some(permit),
             start,
-            owner: std::process::id(),
+            owner: seawall_host::process_id(),
         };
         HELD.with_borrow_mut(|stack| stack.push(held));
         Ok(slf.clone().unbind())
@@ -827,9 +870,9 @@ impl BreakerScope {
         _tb: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
         let py = slf.py();
-        if in_event_loop(py)? {
-            slf.call_method1(intern!(py, "_exit_in_context"), (exc,))?;
-            return Ok(());
+        let looked = LOOP_ENTRIES.get() > 0;
+        if looked && in_event_loop(py)? {
+            return Self::exit_in_context(slf, exc);
         }
         let core = slf.get().bound(py)?;
         // Popped before recording: recording runs listeners, which may open
@@ -839,6 +882,11 @@ impl BreakerScope {
             Some(stack.remove(at))
         });
         let Some(mut held) = held else {
+            // Not entered here natively: a block entered where a loop runs in
+            // another thread (a coroutine moved between loops) is kept per task.
+            if !looked && in_event_loop(py)? {
+                return Self::exit_in_context(slf, exc);
+            }
             return Err(pyo3::exceptions::PyRuntimeError::new_err(
                 "__exit__ without a matching __enter__ in this thread or task",
             ));
@@ -863,6 +911,13 @@ impl BreakerScope {
 }
 
 impl BreakerScope {
+    /// Leave a block whose permit the Python side keeps per task.
+    fn exit_in_context(slf: &Bound<'_, Self>, exc: &Bound<'_, PyAny>) -> PyResult<()> {
+        LOOP_ENTRIES.set(LOOP_ENTRIES.get().saturating_sub(1));
+        slf.call_method1(intern!(slf.py(), "_exit_in_context"), (exc,))?;
+        Ok(())
+    }
+
     fn bound(&self, _py: Python<'_>) -> PyResult<&Arc<BreakerCore>> {
         self.core.get().ok_or_else(|| {
             pyo3::exceptions::PyRuntimeError::new_err(

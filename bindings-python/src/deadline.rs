@@ -4,7 +4,7 @@ use pyo3::prelude::*;
 use seawall_core::{Deadline as CoreDeadline, Health as CoreHealth, HealthConfig, Ratio};
 
 use crate::errors;
-use crate::time::{Clock, count, ns_to_secs, percent, real, secs_to_ns, whole};
+use crate::time::{Clock, count, ns_to_secs, percent, real, seconds, secs_to_ns, whole};
 
 /// `seawall._native.Deadline`: a time budget started at a monotonic instant;
 /// plain data. `remaining(now)` saturates at 0; it is expired exactly at
@@ -100,11 +100,14 @@ impl Health {
             v.map_or(Ok(default), |v| real(py, field, v))
         };
         let buckets = buckets.map_or(Ok(10), |v| whole(py, "buckets", v))?;
-        let bucket_width = num(bucket_width, "bucket_width", 1.0)?;
+        let secs = |v: Option<&Bound<'_, PyAny>>, field: &str, default: f64| {
+            v.map_or(Ok(default), |v| seconds(py, field, v))
+        };
+        let bucket_width = secs(bucket_width, "bucket_width", 1.0)?;
         let degraded_error_rate = num(degraded_error_rate, "degraded_error_rate", 10.0)?;
         let unhealthy_error_rate = num(unhealthy_error_rate, "unhealthy_error_rate", 50.0)?;
-        let degraded_p99 = num(degraded_p99, "degraded_p99", 2.0)?;
-        let unhealthy_p99 = num(unhealthy_p99, "unhealthy_p99", 5.0)?;
+        let degraded_p99 = secs(degraded_p99, "degraded_p99", 2.0)?;
+        let unhealthy_p99 = secs(unhealthy_p99, "unhealthy_p99", 5.0)?;
         let config = HealthConfig {
             buckets: count(py, "buckets", buckets, 1, HEALTH_BUCKETS as u32)?,
             bucket_width_ns: secs_to_ns(py, "bucket_width", bucket_width)?,

@@ -16,7 +16,7 @@ use seawall_core::{
 use seawall_host::shared::{OpenOptions, RegionError};
 
 use crate::errors;
-use crate::time::{Clock, count, factor, ns_to_secs, real, secs_to_ns, whole};
+use crate::time::{Clock, count, factor, ns_to_secs, real, seconds, secs_to_ns, whole};
 
 /// A budget or throttle (`seawall_host::handle::Handle` of the core type) in
 /// this process, or in a region shared by every process of the host; either way
@@ -70,7 +70,7 @@ impl RetryBudget {
     ) -> PyResult<Self> {
         // Defaults here, not in the signature: each given value is checked as a
         // number (no bool, no overflow) under its own name.
-        let ttl = ttl.map_or(Ok(10.0), |v| real(py, "ttl", v))?;
+        let ttl = ttl.map_or(Ok(10.0), |v| seconds(py, "ttl", v))?;
         let min_retries_per_sec =
             min_retries_per_sec.map_or(Ok(10), |v| whole(py, "min_retries_per_sec", v))?;
         let percent_can_retry =

@@ -104,6 +104,20 @@ pub fn real(py: Python<'_>, field: &str, v: &Bound<'_, PyAny>) -> PyResult<f64> 
     })
 }
 
+static TIMEDELTA: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
+
+/// A duration setting given as a Python object: seconds as a number (checked as
+/// [`real`] checks it) or a `datetime.timedelta` (its `total_seconds()`).
+pub fn seconds(py: Python<'_>, field: &str, v: &Bound<'_, PyAny>) -> PyResult<f64> {
+    let timedelta = TIMEDELTA.import(py, "datetime", "timedelta")?;
+    if v.is_instance(timedelta)? {
+        return v
+            .call_method0(pyo3::intern!(py, "total_seconds"))?
+            .extract::<f64>();
+    }
+    real(py, field, v)
+}
+
 /// A whole-number setting given as a Python object: `bool` and an `int` beyond
 /// 64 bits are a `SeawallConfigError` naming `field` (the caller checks the
 /// range); what is not an `int` is a `TypeError`.

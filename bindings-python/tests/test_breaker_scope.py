@@ -130,3 +130,41 @@ def test_a_block_left_open_by_an_abandoned_generator_gives_its_permit_back():
     g.close()  # GeneratorExit runs the block's exit: ignored, not a failure
     assert totals(b) == (0, 0, 1)
     assert b.metrics()["half_open_in_flight"] == 0
+
+
+def test_a_loop_run_inside_a_native_block_keeps_its_tasks_blocks_apart():
+    # The outer block is native (no loop yet); inside it a loop runs two tasks
+    # whose blocks interleave. Each exit must pair with its own entry: the
+    # task that fails records the failure, the outer block its success.
+    clock = FakeClock()
+    b = CircuitBreaker(window=CountWindow(8), minimum_calls=8, slow_call_duration=1.0, clock=clock)
+
+    async def call(fail, hold):
+        with b:
+            await hold.wait()
+            if fail:
+                raise ValueError("down")
+
+    async def main():
+        first, second = asyncio.Event(), asyncio.Event()
+        failing = asyncio.ensure_future(call(True, first))
+        await asyncio.sleep(0)
+        ok = asyncio.ensure_future(call(False, second))
+        await asyncio.sleep(0)
+        clock.advance(2.0)
+        first.set()  # the task entered first leaves first, failing, after 2 s
+        with pytest.raises(ValueError):
+            await failing
+        second.set()
+        await ok  # 2 s too
+
+    with b:
+        asyncio.run(main())
+        clock.advance(1.0)
+    # Outer: a success of 3 s (slow); tasks: a slow failure and a slow success.
+    m = b.metrics()
+    assert totals(b) == (2, 1, 0)
+    assert (m["window"]["calls"], m["window"]["slow_calls"], m["window"]["slow_failures"]) == (3, 3, 1)
+    # Nothing is left on either stack: a fresh block pairs as usual.
+    with pytest.raises(RuntimeError, match="without a matching __enter__"):
+        b.__exit__(None, None, None)

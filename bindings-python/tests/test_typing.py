@@ -28,7 +28,7 @@ def test_mypy_strict_rejects_misuse():
     assert r.returncode == 1
     errors = [line for line in r.stdout.splitlines() if ": error:" in line]
     assert [(e.split(":")[1], e.rsplit("[", 1)[-1].rstrip("]")) for e in errors] == [
-        ("5", "arg-type"), ("6", "arg-type"), ("8", "assignment"),
+        ("5", "arg-type"), ("6", "arg-type"), ("7", "arg-type"), ("8", "assignment"),
     ], r.stdout
 
 

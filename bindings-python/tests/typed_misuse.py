@@ -4,5 +4,5 @@ from seawall import Bulkhead, CircuitBreaker, Retry
 
 CircuitBreaker(minimum_calls="ten")  # error: arg-type
 Retry(attempts=3, backoff="0.1 s")  # error: arg-type
-Bulkhead(2).acquire(timeout="soon").release()  # runtime-checked: Any timeout
+Bulkhead(2).acquire(timeout="soon").release()  # error: arg-type
 x: int = CircuitBreaker().state  # error: assignment

@@ -155,3 +155,50 @@ def use_policy_decorator() -> str:
 
 if __name__ == "__main__":
     print(use_breaker(), use_retry(), work(2), use_policy(), seawall.__version__)
+
+
+def every_duration_takes_a_timedelta() -> None:
+    # Each duration keyword is `seawall.Seconds`: a number or a timedelta.
+    from datetime import timedelta
+
+    two = timedelta(seconds=2)
+    span: seawall.Seconds = two
+    CircuitBreaker(
+        window=TimeWindow(duration=timedelta(seconds=10)),
+        slow_call_duration=two,
+        open_duration=timedelta(minutes=1),
+        max_open_duration=None,
+        half_open_max_wait=span,
+    )
+    pool = Bulkhead(2, queue_timeout=two)
+    pool.acquire(timeout=timedelta(milliseconds=5)).release()
+    Retry(timeout=two, backoff=[0.1, two], retry_after=lambda e: two)
+    Retry(backoff=seawall.linear_backoff(two, 0.5, max=timedelta(seconds=5)))
+    Backoff(base=timedelta(milliseconds=100), max=two)
+    with Deadline(two) as d:
+        d.allocate(timedelta(milliseconds=500))
+        d.child(two)
+    timeout(two)
+    Policy(timeout=two)
+    StaleCache(max_stale=timedelta(minutes=5))
+    seawall.RateLimiter(10, per=two, max_wait=two).acquire(timeout=two)
+
+
+def policy_hooks(pool: Bulkhead, t: seawall.Timeout, fb: seawall.Fallback) -> None:
+    @pool.on_rejected
+    def refused(bulkhead: Bulkhead, error: BaseException) -> None: ...
+
+    @t.on_timeout
+    def timed_out(timeout: seawall.Timeout, seconds: float) -> None: ...
+
+    @fb.on_fallback
+    def answered(fallback: seawall.Fallback, result: PolicyResult[Any]) -> None: ...
+
+    pool.remove_listener(refused)
+    t.remove_listener(timed_out)
+    fb.remove_listener(answered)
+
+
+def state_export(b: CircuitBreaker) -> CircuitBreaker:
+    saved: Dict[str, Any] = b.export_state()
+    return CircuitBreaker(initial_state=saved)

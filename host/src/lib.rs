@@ -56,6 +56,14 @@ mod sync;
 #[cfg(not(loom))]
 pub mod units;
 
+/// This process's id, cached (`getpid` is a system call, and the bindings
+/// check it on every permit they hand out); a `fork` child looks it up again.
+#[cfg(not(loom))]
+#[must_use]
+pub fn process_id() -> u32 {
+    owner::pid::current()
+}
+
 /// The version of the byte layout of shared regions: bumped whenever the header,
 /// a shared structure or its configuration fingerprint changes, so that processes
 /// running different builds never read each other's regions. Stored in every

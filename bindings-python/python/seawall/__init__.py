@@ -3,8 +3,8 @@ lock-free Rust core (``seawall._native``), for threads and asyncio; a breaker,
 bulkhead, retry budget or retry throttle can be shared by every worker process of
 a host (``shared="name"``), and so can a rate limiter.
 
-Durations are ``float`` seconds; thresholds and shares are percentages
-``0..100``. See ``CircuitBreaker``, ``Retry``, ``Bulkhead``, ``timeout``,
+Durations are seconds, a number or a ``datetime.timedelta`` (``Seconds``);
+thresholds and shares are percentages ``0..100``. See ``CircuitBreaker``, ``Retry``, ``Bulkhead``, ``timeout``,
 ``Deadline``, ``RateLimiter``, ``fallback``, ``StaleCache`` and ``Policy`` / ``wrap``.
 """
 
@@ -41,6 +41,7 @@ from ._retry import (
     linear_backoff,
     set_testing,
 )
+from ._seconds import Seconds
 
 # The library prints nothing: its ``seawall`` logger (breaker transitions at
 # WARNING, retries at INFO, listener errors at ERROR) reaches an application
@@ -81,6 +82,7 @@ __all__ = [
     "RetryThrottle",
     "SeawallConfigError",
     "SeawallError",
+    "Seconds",
     "SharedRegionError",
     "StaleCache",
     "State",

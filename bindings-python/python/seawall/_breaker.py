@@ -16,6 +16,7 @@ from typing import (
     Dict,
     Generator,
     Iterable,
+    Mapping,
     Optional,
     Tuple,
     TypeVar,
@@ -23,12 +24,13 @@ from typing import (
     cast,
 )
 
-from . import _native, _numbers, _registry
+from . import _listeners, _native, _numbers, _registry
 from ._callables import guard_async_gen, is_async_callable, refuse_method_descriptor
 from ._classify import ExceptionSpec, classifier
+from ._seconds import Seconds
 from ._stack import HeldStack
 
-__all__ = ["CircuitBreaker", "CountWindow", "TimeWindow", "State", "Permit", "Listener", "CallListener"]
+__all__ = ["CircuitBreaker", "CountWindow", "TimeWindow", "State", "Permit", "Listener", "CallListener", "EXPORT_VERSION"]
 
 log = logging.getLogger("seawall")
 
@@ -66,13 +68,13 @@ class TimeWindow:
     ``buckets - 1`` before it. ``1 <= buckets <= 128``; a bucket is at least
     1 ms wide."""
 
-    duration: float = 10.0
+    duration: Seconds = 10.0
     buckets: int = 10
 
     @property
     def bucket_width(self) -> float:
         """Seconds per bucket."""
-        return self.duration / self.buckets if self.buckets > 0 else 0.0
+        return _numbers.duration(self.duration, "window.duration") / self.buckets if self.buckets > 0 else 0.0
 
 
 Listener = Callable[["CircuitBreaker", State, State], None]
@@ -121,6 +123,51 @@ def _hook(ref: "weakref.ReferenceType[CircuitBreaker]") -> Callable[[str, str], 
     return hook
 
 
+#: The version of the record :meth:`CircuitBreaker.export_state` returns and
+#: ``initial_state`` takes.
+EXPORT_VERSION = 1
+_EXPORT_KEYS = ("version", "state", "openings", "retry_after")
+
+
+def _check_exported(record: Any) -> Tuple[str, int, float]:
+    """An ``initial_state`` record as ``(state, openings, open_left_seconds)``;
+    anything else is a :class:`~seawall.SeawallConfigError` naming the field."""
+    from ._errors import SeawallConfigError
+
+    def bad(field: str, message: str) -> SeawallConfigError:
+        return SeawallConfigError(f"invalid {field}: {message}", field)
+
+    if not isinstance(record, Mapping):
+        raise bad("initial_state", f"must be a record from breaker.export_state() {{{', '.join(_EXPORT_KEYS)}}}, got {record!r}")
+    for key in record:
+        if key not in _EXPORT_KEYS:
+            raise bad(f"initial_state.{key}", f"unknown key {key!r}; a record has {', '.join(_EXPORT_KEYS)}")
+    version = record.get("version")
+    if isinstance(version, bool) or version != EXPORT_VERSION:
+        raise bad("initial_state.version", f"must be {EXPORT_VERSION} (a record of this version of seawall), got {version!r}")
+    state = record.get("state")
+    if not isinstance(state, str) or state not in {s.value for s in State}:
+        raise bad("initial_state.state", f"must be one of {', '.join(s.value for s in State)}, got {state!r}")
+    state = State(state).value
+    if "openings" not in record:
+        raise bad("initial_state.openings", "is missing")
+    openings = _numbers.whole(record["openings"], "initial_state.openings")
+    if not 0 <= openings < 2**32:
+        raise bad("initial_state.openings", f"must be a whole number between 0 and 4294967295, got {openings}")
+    left = record.get("retry_after")
+    if state == State.OPEN.value:
+        if left is None:
+            raise bad("initial_state.retry_after", "must be the seconds open has left (a number >= 0) when the state is open")
+        open_left = _numbers.duration(left, "initial_state.retry_after")
+        if not 0.0 <= open_left < float("inf"):
+            raise bad("initial_state.retry_after", f"must be a finite number of seconds >= 0, got {left!r}")
+    elif left is not None:
+        raise bad("initial_state.retry_after", f"must be None unless the state is open, got {left!r}")
+    else:
+        open_left = 0.0
+    return state, openings, open_left
+
+
 class CircuitBreaker(_native.BreakerScope):
     """A circuit breaker over an exact sliding window (DESIGN §3): closed, open,
     half-open, plus manual forced-open and disabled.
@@ -154,6 +201,9 @@ class CircuitBreaker(_native.BreakerScope):
     value (decorator, ``call`` and ``async`` forms; a generator's and a
     ``with`` block's outcome is its exception only).
 
+    ``initial_state=record`` (a record from :meth:`export_state`) starts the
+    breaker in the state it was exported in (DESIGN §3.7).
+
     ``shared="payments"`` puts the breaker in ``/dev/shm/seawall-breaker-payments``
     so every process of the host that opens the same name (with the same
     configuration) shares one breaker.
@@ -168,16 +218,16 @@ class CircuitBreaker(_native.BreakerScope):
         failure_rate_threshold: Optional[float] = 50.0,
         minimum_calls: int = 20,
         window: Union[CountWindow, TimeWindow] = TimeWindow(10.0, buckets=10),
-        slow_call_duration: Optional[float] = None,
+        slow_call_duration: Optional[Seconds] = None,
         slow_call_rate_threshold: float = 100.0,
         consecutive_failures: Optional[int] = None,
-        open_duration: float = 30.0,
+        open_duration: Seconds = 30.0,
         open_backoff_multiplier: float = 1.0,
-        max_open_duration: Optional[float] = 300.0,
+        max_open_duration: Optional[Seconds] = 300.0,
         open_jitter_factor: float = 0.0,
         half_open_max_calls: int = 1,
         half_open_success_threshold: int = 1,
-        half_open_max_wait: Optional[float] = None,
+        half_open_max_wait: Optional[Seconds] = None,
         name: Optional[str] = None,
         record_on: Optional[ExceptionSpec] = None,
         ignore_on: Optional[ExceptionSpec] = None,
@@ -186,7 +236,9 @@ class CircuitBreaker(_native.BreakerScope):
         clock: Optional[Callable[[], float]] = None,
         jitter_seed: Optional[int] = None,
         failure_on_result: Optional[Callable[[Any], object]] = None,
+        initial_state: Optional[Mapping[str, Any]] = None,
     ) -> None:
+        initial = None if initial_state is None else _check_exported(initial_state)
         if failure_on_result is not None and not callable(failure_on_result):
             raise TypeError(f"failure_on_result must be callable, got {failure_on_result!r}")
         if isinstance(window, CountWindow):
@@ -227,6 +279,8 @@ class CircuitBreaker(_native.BreakerScope):
         self._listeners: Tuple[Listener, ...] = ()
         self._events: Dict[str, Tuple[CallListener, ...]] = {}
         self._held: HeldStack[Any] = HeldStack("breaker")
+        if initial is not None:
+            self._start(initial, shared)
         for listener in listeners:
             self.add_listener(listener)
         # Transitions are always looked for: the ``seawall`` logger reports
@@ -291,6 +345,44 @@ class CircuitBreaker(_native.BreakerScope):
         """Remove the shared breaker region ``name`` (a missing one is fine)."""
         _native.Breaker.unlink_shared(name)
 
+    def export_state(self) -> Dict[str, Any]:
+        """The breaker's state as a plain, JSON-ready record (DESIGN §3.7;
+        opossum ``toJSON``, cockatiel ``toJSON``): ``{"version": 1, "state",
+        "openings", "retry_after"}``, ``openings`` the consecutive openings,
+        ``retry_after`` the seconds ``open`` has left (``None`` in other
+        states). ``CircuitBreaker(..., initial_state=record)`` starts there:
+        ``open`` for exactly the time left, then half-open as usual;
+        ``half_open`` as ``open`` with no time left; ``forced_open``,
+        ``disabled`` as they were; ``closed`` with an empty window. Window
+        counts are not carried."""
+        self._native.poll()
+        m = self._native.metrics()
+        state = m["state"]
+        left = m["retry_after"]
+        return {
+            "version": EXPORT_VERSION,
+            "state": state,
+            "openings": m["openings"],
+            "retry_after": (0.0 if left is None else left) if state == State.OPEN.value else None,
+        }
+
+    def _start(self, initial: Tuple[str, int, float], shared: Optional[str]) -> None:
+        """Start from a checked record; a shared breaker another process made
+        must already be in its state."""
+        state, openings, open_left = initial
+        if shared is None or self._native.created:
+            self._native.restore(state, openings, open_left)
+            return
+        now = self._native.state
+        if now != state:
+            from ._errors import SharedRegionError
+
+            raise SharedRegionError(
+                f"shared circuit breaker {shared!r} is already {now!r}: its initial_state {state!r} "
+                "disagrees (the region's state is every process's; leave initial_state out, "
+                "or unlink the region first)"
+            )
+
     # -- listeners -----------------------------------------------------------
 
     def add_listener(self, listener: Listener) -> None:
@@ -332,17 +424,7 @@ class CircuitBreaker(_native.BreakerScope):
         return listener
 
     def _dispatch_event(self, kind: str, duration: float) -> None:
-        interrupt: Optional[BaseException] = None
-        for listener in self._events.get(kind, ()):
-            try:
-                listener(self, duration)
-            except Exception:  # noqa: BLE001 - a listener must not break calls
-                log.exception("seawall: circuit breaker %s listener %r failed", kind, listener)
-            except BaseException as exc:
-                if interrupt is None:
-                    interrupt = exc
-        if interrupt is not None:
-            raise interrupt
+        _listeners.tell(self._events.get(kind, ()), (self, duration), f"circuit breaker {kind}")
 
     def remove_listener(self, listener: Any) -> None:
         """Stop calling ``listener`` (from :meth:`add_listener` or an ``on_*``)."""
@@ -358,19 +440,7 @@ class CircuitBreaker(_native.BreakerScope):
 
     def _dispatch(self, old: State, new: State) -> None:
         log.warning("seawall: circuit breaker %s: %s -> %s", self.name or "(unnamed)", old.value, new.value)
-        interrupt: Optional[BaseException] = None
-        for listener in self._listeners:
-            try:
-                listener(self, old, new)
-            except Exception:  # noqa: BLE001 - a listener must not break calls
-                log.exception("seawall: circuit breaker listener %r failed", listener)
-            except BaseException as exc:
-                # KeyboardInterrupt, SystemExit: the user's own. Every listener
-                # still hears of the transition; then the operation re-raises it.
-                if interrupt is None:
-                    interrupt = exc
-        if interrupt is not None:
-            raise interrupt
+        _listeners.tell(self._listeners, (self, old, new), "circuit breaker")
 
     # -- calls ---------------------------------------------------------------
 

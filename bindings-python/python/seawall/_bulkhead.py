@@ -6,13 +6,15 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
+import weakref
 from typing import Any, Callable, Dict, Generator, Mapping, Optional, Tuple, TypeVar, Union, cast, overload
 
-from . import _native, _numbers, _registry, _seconds
+from . import _listeners, _native, _numbers, _registry, _seconds
 from ._callables import guard_async_gen, is_async_callable, refuse_method_descriptor
+from ._seconds import Seconds
 from ._stack import HeldStack
 
-__all__ = ["Bulkhead", "BulkheadPermit", "BulkheadTicket", "PRIORITIES"]
+__all__ = ["Bulkhead", "BulkheadPermit", "BulkheadTicket", "PRIORITIES", "RejectionListener"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -23,6 +25,21 @@ PRIORITIES = ("critical", "high", "normal", "low")
 
 _GRANTED = "granted"
 _TIMEOUT = "timeout"
+
+
+#: ``listener(bulkhead, error)`` for :meth:`Bulkhead.on_rejected`; ``error`` is
+#: the :class:`~seawall.BulkheadFullError` about to be raised.
+RejectionListener = Callable[["Bulkhead", BaseException], Any]
+
+
+def _rejected_hook(ref: "weakref.ReferenceType[Bulkhead]") -> Callable[[BaseException], None]:
+    # Weak: the native core keeps the hook, and the bulkhead keeps the core.
+    def rejected(error: BaseException) -> None:
+        b = ref()
+        if b is not None:
+            _listeners.tell(b._on_rejected, (b, error), "bulkhead rejected")
+
+    return rejected
 
 
 class _Default:
@@ -94,7 +111,7 @@ class Bulkhead:
         max_concurrent: int = 10,
         max_queue: int = 0,
         *,
-        queue_timeout: Optional[float] = None,
+        queue_timeout: Optional[Seconds] = None,
         shares: Optional[Mapping[str, float]] = None,
         priority: str = "normal",
         name: Optional[str] = None,
@@ -130,6 +147,7 @@ class Bulkhead:
         self._native.limit(priority)  # validates the name
         self.priority = priority
         self._held: HeldStack[Any] = HeldStack("bulkhead")
+        self._on_rejected: Tuple[RejectionListener, ...] = ()
         if self.name is not None:
             _registry.register(self)
 
@@ -187,13 +205,41 @@ class Bulkhead:
         Processes attached to it keep theirs; the next open creates a new one."""
         _native.Bulkhead.unlink_shared(name)
 
+    # -- hooks ---------------------------------------------------------------
+
+    def on_rejected(self, listener: RejectionListener) -> RejectionListener:
+        """Call ``listener(bulkhead, error)`` for each call the bulkhead refuses,
+        before the :class:`~seawall.BulkheadFullError` is raised; ``error.reason``
+        says why (``full``, ``shed``, ``timeout``: Node's ``reject`` event), in
+        every form (decorator, ``with``, ``acquire``, ``try_acquire``,
+        ``enqueue``, async). Usable as a decorator; returns ``listener``. A
+        listener that raises an ``Exception`` is logged (logger ``seawall``) and
+        changes nothing (DESIGN §1)."""
+        self._on_rejected = self._on_rejected + (_listeners.checked(listener),)
+        self._native.set_events(_rejected_hook(weakref.ref(self)))
+        return listener
+
+    def remove_listener(self, listener: Any) -> None:
+        """Stop calling ``listener`` (from :meth:`on_rejected`)."""
+        self._on_rejected = _listeners.without(self._on_rejected, listener)
+        if not self._on_rejected:
+            self._native.set_events(None)
+
     # -- permits -------------------------------------------------------------
 
-    def acquire(self, priority: Optional[str] = None, timeout: Any = _DEFAULT) -> "_native.BulkheadPermit":
+    def acquire(
+        self, priority: Optional[str] = None, timeout: Union[Seconds, None, _Default] = _DEFAULT
+    ) -> "_native.BulkheadPermit":
         """A permit, waiting (GIL released) at most ``timeout`` seconds (default
         ``queue_timeout``). Release it with ``permit.release()`` or ``with permit:``."""
-        t = self.queue_timeout if timeout is _DEFAULT else timeout
+        t = self._timeout(timeout)
         return self._native.acquire(priority or self.priority, t)
+
+    def _timeout(self, timeout: Union[Seconds, None, _Default]) -> Optional[float]:
+        """``timeout`` in seconds (``queue_timeout`` by default)."""
+        if isinstance(timeout, _Default):
+            return self.queue_timeout
+        return None if timeout is None else _numbers.duration(timeout, "timeout")
 
     def try_acquire(self, priority: Optional[str] = None) -> "_native.BulkheadPermit":
         """A permit now, or :class:`~seawall.BulkheadFullError`; never waits."""
@@ -205,7 +251,9 @@ class Bulkhead:
         ``cancel()``."""
         return self._native.enqueue(priority or self.priority)
 
-    async def acquire_async(self, priority: Optional[str] = None, timeout: Any = _DEFAULT) -> "_native.BulkheadPermit":
+    async def acquire_async(
+        self, priority: Optional[str] = None, timeout: Union[Seconds, None, _Default] = _DEFAULT
+    ) -> "_native.BulkheadPermit":
         """A permit for asyncio code: waits on a future that a release resolves
         (at most ``timeout`` seconds, default ``queue_timeout``). Cancelling the
         awaiting task leaves the queue at once; a permit granted in that same
@@ -217,7 +265,7 @@ class Bulkhead:
         if not isinstance(got, int):
             return got
         ticket = got
-        t = self.queue_timeout if timeout is _DEFAULT else timeout
+        t = self._timeout(timeout)
         expiry = loop.call_later(t, _expire, fut) if t is not None else None
         poll = native.poll_interval
         if poll is not None:

@@ -19,14 +19,17 @@ import contextvars
 import datetime
 import functools
 import inspect
+import logging
 from typing import Any, Awaitable, Callable, Optional, Tuple, TypeVar
 
-from . import _native
+from . import _listeners, _native
 from ._errors import DeadlineExceededError
 from ._callables import is_async_callable
-from ._seconds import to_ns
+from ._seconds import Seconds, to_ns
 
 __all__ = ["Deadline", "current_deadline", "timeout", "Timeout"]
+
+log = logging.getLogger("seawall")
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -78,7 +81,7 @@ class Deadline:
 
     def __init__(
         self,
-        total: float,
+        total: Seconds,
         *,
         clock: Optional[Callable[[], float]] = None,
         _native_deadline: Optional[_native.Deadline] = None,
@@ -103,11 +106,11 @@ class Deadline:
     def expired(self) -> bool:
         return self._d.expired(self._now())
 
-    def allocate(self, max_seconds: float) -> float:
+    def allocate(self, max_seconds: Seconds) -> float:
         """How long a step may take: ``min(max_seconds, remaining())``."""
         return self._d.allocate_ns(to_ns(max_seconds, "max_seconds"), self._now()) / 1e9
 
-    def child(self, total: float) -> "Deadline":
+    def child(self, total: Seconds) -> "Deadline":
         """A budget of at most ``total`` seconds that never outlives this one."""
         return Deadline(
             0.0,
@@ -139,9 +142,12 @@ def current_deadline() -> Optional[Deadline]:
     return stack[-1][1] if stack else None
 
 
-async def run_within(awaitable: Awaitable[T], seconds: float) -> T:
+async def run_within(
+    awaitable: Awaitable[T], seconds: float, on_expiry: Optional["Timeout"] = None
+) -> T:
     """Await ``awaitable``, cancelling it after ``seconds`` and raising
-    :class:`~seawall.DeadlineExceededError`. A cancellation from outside (or a
+    :class:`~seawall.DeadlineExceededError` (``on_expiry``, the timeout that
+    set the limit, hears of it first). A cancellation from outside (or a
     ``TimeoutError`` raised by the call itself) propagates unchanged."""
     if hasattr(asyncio, "timeout"):  # Python 3.11+
         cm = asyncio.timeout(seconds)
@@ -150,6 +156,8 @@ async def run_within(awaitable: Awaitable[T], seconds: float) -> T:
                 return await awaitable
         except TimeoutError:
             if cm.expired():
+                if on_expiry is not None:
+                    on_expiry._timed_out(seconds)
                 raise DeadlineExceededError(f"timed out after {seconds:.3f} s") from None
             raise
     loop = asyncio.get_running_loop()
@@ -167,6 +175,8 @@ async def run_within(awaitable: Awaitable[T], seconds: float) -> T:
         return await awaitable
     except asyncio.CancelledError:
         if fired:
+            if on_expiry is not None:
+                on_expiry._timed_out(seconds)
             raise DeadlineExceededError(f"timed out after {seconds:.3f} s") from None
         raise
     finally:
@@ -193,8 +203,9 @@ class _CancelAt:
 
 
 # The entries of Timeout objects in this thread or task, innermost last:
-# (the Timeout, the Deadline it entered, the async canceller or None).
-_timeouts: contextvars.ContextVar[Tuple[Tuple["Timeout", Deadline, Any], ...]] = contextvars.ContextVar(
+# (the Timeout, the Deadline it entered, the async canceller or None, the
+# seconds the canceller was given).
+_timeouts: contextvars.ContextVar[Tuple[Tuple["Timeout", Deadline, Any, float], ...]] = contextvars.ContextVar(
     "seawall-timeouts", default=()
 )
 
@@ -207,14 +218,49 @@ class Timeout:
 
     Each entry (each ``with``/``async with`` block, each call of a decorated
     function) starts its own ``seconds`` from that moment, so one object may be
-    reused, nested, and used by many threads and tasks at once."""
+    reused, nested, and used by many threads and tasks at once.
 
-    def __init__(self, seconds: float, *, clock: Optional[Callable[[], float]] = None) -> None:
+    :meth:`on_timeout` listeners hear of each call that ran out of time."""
+
+    def __init__(self, seconds: Seconds, *, clock: Optional[Callable[[], float]] = None) -> None:
         if isinstance(seconds, datetime.timedelta):
             seconds = seconds.total_seconds()
         to_ns(seconds, "timeout")
         self.seconds = float(seconds)
         self._clock = clock
+        self._on_timeout: Tuple[TimeoutListener, ...] = ()
+
+    def on_timeout(self, listener: "TimeoutListener") -> "TimeoutListener":
+        """Call ``listener(timeout, seconds)`` for each call or block that ran
+        out of time (Node's ``timeout`` event), ``seconds`` the limit that ran
+        out (this timeout's, or less when an enclosing deadline left less):
+        async code as it is cancelled, before
+        :class:`~seawall.DeadlineExceededError` is raised; sync code (which
+        Python cannot interrupt) when it ends past this timeout's own
+        ``seconds``. Also in a :class:`~seawall.Policy`. Usable as a decorator;
+        returns ``listener``. A listener that raises an ``Exception`` is logged
+        (logger ``seawall``) and changes nothing (DESIGN §1)."""
+        self._on_timeout = self._on_timeout + (_listeners.checked(listener),)
+        return listener
+
+    def remove_listener(self, listener: Any) -> None:
+        """Stop calling ``listener`` (from :meth:`on_timeout`)."""
+        self._on_timeout = _listeners.without(self._on_timeout, listener)
+
+    def _watched(self) -> bool:
+        """Whether a time-out would be heard (a listener, or INFO logging)."""
+        return bool(self._on_timeout) or log.isEnabledFor(logging.INFO)
+
+    def _timed_out(self, seconds: float) -> None:
+        """Report one call that ran out of ``seconds``: the ``seawall`` logger
+        (INFO), then every listener."""
+        log.info("seawall: timeout: a call ran out of its %.3f s", seconds)
+        _listeners.tell(self._on_timeout, (self, seconds), "timeout")
+
+    def _overran(self, entered: Deadline) -> None:
+        """A sync call or block ended: report it if it ran past ``seconds``."""
+        if self._watched() and entered.expired():
+            self._timed_out(self.seconds)
 
     def __call__(self, fn: F) -> F:
         seconds, clock = self.seconds, self._clock
@@ -228,14 +274,18 @@ class Timeout:
             @functools.wraps(fn)
             async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
                 with Deadline(seconds, clock=clock) as d:
-                    return await run_within(fn(*args, **kwargs), d.remaining())
+                    return await run_within(fn(*args, **kwargs), d.remaining(), self)
 
             return async_wrapper  # type: ignore[return-value]
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            with Deadline(seconds, clock=clock):
-                return fn(*args, **kwargs)
+            entered = Deadline(seconds, clock=clock)
+            with entered:
+                try:
+                    return fn(*args, **kwargs)
+                finally:
+                    self._overran(entered)
 
         return wrapper  # type: ignore[return-value]
 
@@ -243,20 +293,24 @@ class Timeout:
         entered = Deadline(self.seconds, clock=self._clock)
         d = entered.__enter__()
         cm: Any = None
+        left = 0.0
         if asynchronous:
+            left = d.remaining()
             if hasattr(asyncio, "timeout"):  # Python 3.11+
-                cm = asyncio.timeout(d.remaining())
+                cm = asyncio.timeout(left)
             else:
-                cm = _CancelAt(d.remaining())
-        _timeouts.set(_timeouts.get() + ((self, entered, cm),))
+                cm = _CancelAt(left)
+        _timeouts.set(_timeouts.get() + ((self, entered, cm, left),))
         return d
 
     def __enter__(self) -> Deadline:
         return self._enter(False)
 
     def __exit__(self, *exc: Any) -> None:
-        _, entered, _ = _pop(_timeouts, self, "Timeout")
+        _, entered, cm, _ = _pop(_timeouts, self, "Timeout")
         entered.__exit__()
+        if cm is None:
+            self._overran(entered)
 
     async def __aenter__(self) -> Deadline:
         d = self._enter(True)
@@ -270,18 +324,20 @@ class Timeout:
         return d
 
     async def __aexit__(self, et: Any, exc: Optional[BaseException], tb: Any) -> bool:
-        _, entered, cm = _pop(_timeouts, self, "Timeout")
+        _, entered, cm, left = _pop(_timeouts, self, "Timeout")
         try:
             if cm is not None:
                 if isinstance(cm, _CancelAt):
                     cm.close()
                     if cm.fired and isinstance(exc, asyncio.CancelledError):
+                        self._timed_out(left)
                         raise DeadlineExceededError(f"timed out after {self.seconds:.3f} s") from None
                     return False
                 try:
                     await cm.__aexit__(et, exc, tb)
                 except TimeoutError:
                     if cm.expired():
+                        self._timed_out(left)
                         raise DeadlineExceededError(
                             f"timed out after {self.seconds:.3f} s"
                         ) from None
@@ -291,6 +347,10 @@ class Timeout:
         return False
 
 
-def timeout(seconds: float, *, clock: Optional[Callable[[], float]] = None) -> Timeout:
+#: ``listener(timeout, seconds)`` for :meth:`Timeout.on_timeout`.
+TimeoutListener = Callable[[Timeout, float], Any]
+
+
+def timeout(seconds: Seconds, *, clock: Optional[Callable[[], float]] = None) -> Timeout:
     """A deadline of ``seconds`` for a block or a function: see :class:`Timeout`."""
     return Timeout(seconds, clock=clock)

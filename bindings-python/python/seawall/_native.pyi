@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from asyncio import AbstractEventLoop, Future
+from datetime import timedelta
 from types import TracebackType
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union, final
 
@@ -117,6 +118,7 @@ class Breaker:
     def force_open(self) -> None: ...
     def disable(self) -> None: ...
     def reset(self) -> None: ...
+    def restore(self, state: str, openings: int, open_left: float) -> None: ...
     def reclaim_abandoned(self) -> int: ...
     @staticmethod
     def unlink_shared(name: str) -> None: ...
@@ -181,6 +183,7 @@ class Bulkhead:
     @property
     def poll_interval(self) -> Optional[float]: ...
     def limit(self, priority: str = "normal") -> int: ...
+    def set_events(self, hook: Optional[Callable[[BaseException], None]]) -> None: ...
     def reclaim_abandoned(self) -> Tuple[int, int]: ...
     @staticmethod
     def unlink_shared(name: str) -> None: ...
@@ -208,7 +211,7 @@ class Guarded:
 class RetryBudget:
     def __new__(
         cls,
-        ttl: float = 10.0,
+        ttl: Union[float, timedelta] = 10.0,
         min_retries_per_sec: int = 10,
         percent_can_retry: float = 20.0,
         *,
@@ -317,11 +320,11 @@ class Health:
         cls,
         *,
         buckets: int = 10,
-        bucket_width: float = 1.0,
+        bucket_width: Union[float, timedelta] = 1.0,
         degraded_error_rate: float = 10.0,
         unhealthy_error_rate: float = 50.0,
-        degraded_p99: float = 2.0,
-        unhealthy_p99: float = 5.0,
+        degraded_p99: Union[float, timedelta] = 2.0,
+        unhealthy_p99: Union[float, timedelta] = 5.0,
         clock: Optional[Callable[[], float]] = None,
     ) -> Health: ...
     def record(self, latency: float, failed: bool = False) -> None: ...

@@ -4,19 +4,22 @@ fallback → bulkhead → circuit breaker → retry → timeout → call."""
 from __future__ import annotations
 
 import contextvars
+import datetime
 import functools
 import inspect
+import logging
 import threading
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Dict, Generic, Hashable, List, Optional, Sequence, Tuple, TypeVar, Union, cast
 
-from . import _native, _seconds
+from . import _listeners, _native, _seconds
 from ._breaker import CircuitBreaker
 from ._bulkhead import Bulkhead
 from ._callables import is_async_callable
 from ._classify import ExceptionSpec, matcher
 from ._deadline import Deadline, Timeout, run_within
 from ._retry import Retry
+from ._seconds import Seconds
 
 __all__ = ["StaleCache", "Fallback", "fallback", "Policy", "PolicyResult", "wrap"]
 
@@ -24,6 +27,8 @@ T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
 
 _MISS = object()
+
+log = logging.getLogger("seawall")
 
 
 class StaleCache:
@@ -40,7 +45,7 @@ class StaleCache:
         self,
         maxsize: int = _native.STALE_CACHE_MAX_ENTRIES,
         *,
-        max_stale: Optional[float] = None,
+        max_stale: Optional[Seconds] = None,
         key: Optional[Callable[..., Hashable]] = None,
     ) -> None:
         try:
@@ -57,7 +62,8 @@ class StaleCache:
             self._cache = cachetools.LRUCache(maxsize)
         else:
             _seconds.to_ns(max_stale, "max_stale")
-            self._cache = cachetools.TTLCache(maxsize, ttl=max_stale)
+            ttl = max_stale.total_seconds() if isinstance(max_stale, datetime.timedelta) else max_stale
+            self._cache = cachetools.TTLCache(maxsize, ttl=ttl)
         self._key = key if key is not None else cachetools.keys.hashkey
         self._lock = threading.Lock()
 
@@ -131,6 +137,28 @@ class Fallback:
                 labels.append(f"fallback-{k}")
         self._labels = labels
         self._caches = [a for a in alternatives if isinstance(a, StaleCache)]
+        self._on_fallback: Tuple[FallbackListener, ...] = ()
+
+    def on_fallback(self, listener: "FallbackListener") -> "FallbackListener":
+        """Call ``listener(fallback, result)`` each time an alternative answers
+        for a failed call (Node's ``fallback`` event), ``result`` the
+        :class:`PolicyResult` about to be returned: ``result.source`` is where
+        it came from (``fallback-1``, …, ``stale-cache``), ``result.error`` the
+        primary's exception. Usable as a decorator; returns ``listener``. A
+        listener that raises an ``Exception`` is logged (logger ``seawall``)
+        and changes nothing (DESIGN §1)."""
+        self._on_fallback = self._on_fallback + (_listeners.checked(listener),)
+        return listener
+
+    def remove_listener(self, listener: Any) -> None:
+        """Stop calling ``listener`` (from :meth:`on_fallback`)."""
+        self._on_fallback = _listeners.without(self._on_fallback, listener)
+
+    def _answered(self, result: "PolicyResult[Any]") -> "PolicyResult[Any]":
+        """The ``seawall`` logger (INFO), then every listener; returns ``result``."""
+        log.info("seawall: fallback: %s answered after %r", result.source, result.error)
+        _listeners.tell(self._on_fallback, (self, result), "fallback")
+        return result
 
     def handles(self, exc: BaseException) -> bool:
         return isinstance(exc, Exception) and self._on(exc)
@@ -144,7 +172,7 @@ class Fallback:
             if isinstance(alt, StaleCache):
                 v = alt.get(args, kwargs)
                 if v is not _MISS:
-                    return PolicyResult(v, label, True, exc)
+                    return self._answered(PolicyResult(v, label, True, exc))
                 continue
             if callable(alt):
                 try:
@@ -153,8 +181,8 @@ class Fallback:
                     continue
                 if inspect.isawaitable(v):
                     raise TypeError("an async fallback needs an async call")
-                return PolicyResult(v, label, True, exc)
-            return PolicyResult(alt, label, True, exc)
+                return self._answered(PolicyResult(v, label, True, exc))
+            return self._answered(PolicyResult(alt, label, True, exc))
         raise exc
 
     async def recover_async(
@@ -164,7 +192,7 @@ class Fallback:
             if isinstance(alt, StaleCache):
                 v = alt.get(args, kwargs)
                 if v is not _MISS:
-                    return PolicyResult(v, label, True, exc)
+                    return self._answered(PolicyResult(v, label, True, exc))
                 continue
             if callable(alt):
                 try:
@@ -173,13 +201,17 @@ class Fallback:
                         v = await v
                 except Exception:
                     continue
-                return PolicyResult(v, label, True, exc)
-            return PolicyResult(alt, label, True, exc)
+                return self._answered(PolicyResult(v, label, True, exc))
+            return self._answered(PolicyResult(alt, label, True, exc))
         raise exc
 
     def __call__(self, fn: F) -> F:
         """Decorate ``fn`` with this fallback alone."""
         return Policy(fallback=self)(fn)
+
+
+#: ``listener(fallback, result)`` for :meth:`Fallback.on_fallback`.
+FallbackListener = Callable[[Fallback, PolicyResult[Any]], Any]
 
 
 def fallback(*alternatives: Any, on: ExceptionSpec = Exception) -> Fallback:
@@ -215,7 +247,7 @@ class Policy:
         bulkhead: Optional[Bulkhead] = None,
         breaker: Optional[CircuitBreaker] = None,
         retry: Optional[Retry] = None,
-        timeout: Union[Timeout, float, None] = None,
+        timeout: Union[Timeout, Seconds, None] = None,
         name: Optional[str] = None,
     ) -> None:
         if fallback is not None and not isinstance(fallback, Fallback):
@@ -241,13 +273,15 @@ class Policy:
     def _inner_sync(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         call = fn
         if self.timeout is not None:
-            seconds = self.timeout.seconds
+            limit = self.timeout
+            seconds = limit.seconds
 
             def timed(*args: Any, **kwargs: Any) -> Any:
                 with Deadline(seconds) as d:
                     value = fn(*args, **kwargs)
                     if d.expired():
                         _OVERRAN.set(True)
+                        limit._timed_out(seconds)
                     return value
 
             call = timed
@@ -291,11 +325,12 @@ class Policy:
     def _inner_async(self, fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
         call = fn
         if self.timeout is not None:
-            seconds = self.timeout.seconds
+            limit = self.timeout
+            seconds = limit.seconds
 
             async def timed(*args: Any, **kwargs: Any) -> Any:
                 with Deadline(seconds) as d:
-                    return await run_within(fn(*args, **kwargs), d.remaining())
+                    return await run_within(fn(*args, **kwargs), d.remaining(), limit)
 
             call = timed
         if self.retry is not None:

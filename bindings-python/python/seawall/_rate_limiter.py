@@ -24,6 +24,7 @@ from . import _native, _registry
 from ._callables import guard_async_gen, is_async_callable, refuse_coroutine, refuse_method_descriptor
 from ._errors import RateLimitedError, SeawallConfigError
 from ._numbers import duration, opt, whole
+from ._seconds import Seconds
 
 __all__ = ["RateLimiter", "KeyedRateLimit"]
 
@@ -50,7 +51,7 @@ def key_word(key: Any) -> Tuple[Optional[int], Optional[bytes]]:
     raise TypeError(f"a rate limiter key is an int, str or bytes, got {type(key).__name__}")
 
 
-def _timeout(timeout: Optional[float], field: str = "timeout") -> float:
+def _timeout(timeout: Optional[Seconds], field: str = "timeout") -> float:
     """A wait limit in seconds (``None``: none) as a float (``inf``: none)."""
     if timeout is None:
         return math.inf
@@ -101,14 +102,14 @@ class RateLimiter:
     def __init__(
         self,
         rate: int,
-        per: float = 1.0,
+        per: Seconds = 1.0,
         burst: Optional[int] = None,
         shared: Optional[str] = None,
         name: Optional[str] = None,
         *,
         keyed: bool = False,
         wait: bool = True,
-        max_wait: Optional[float] = None,
+        max_wait: Optional[Seconds] = None,
         clock: Optional[Callable[[], float]] = None,
         sleep: Optional[Callable[[float], Any]] = None,
         async_sleep: Optional[Callable[[float], Any]] = None,
@@ -205,7 +206,7 @@ class RateLimiter:
         seconds until the same request would conform (nothing taken)."""
         return self._take(n, key)
 
-    def acquire(self, n: int = 1, timeout: Optional[float] = None, *, key: Any = None) -> bool:
+    def acquire(self, n: int = 1, timeout: Optional[Seconds] = None, *, key: Any = None) -> bool:
         """Wait until ``n`` cells are taken → ``True``; ``False`` as soon as the
         next chance lies past ``timeout`` seconds (``None``: wait as long as it
         takes). Sleeps with the GIL released; holds nothing while it sleeps."""
@@ -220,7 +221,7 @@ class RateLimiter:
             self._sleep(wait)
 
     async def acquire_async(
-        self, n: int = 1, timeout: Optional[float] = None, *, key: Any = None
+        self, n: int = 1, timeout: Optional[Seconds] = None, *, key: Any = None
     ) -> bool:
         """:meth:`acquire` for asyncio: ``await`` it. Cancelling it leaves
         nothing behind (nothing is taken until it is admitted)."""
@@ -311,10 +312,10 @@ class KeyedRateLimit:
     def take(self, n: int = 1) -> Optional[float]:
         return self.limiter.take(n, key=self.key)
 
-    def acquire(self, n: int = 1, timeout: Optional[float] = None) -> bool:
+    def acquire(self, n: int = 1, timeout: Optional[Seconds] = None) -> bool:
         return self.limiter.acquire(n, timeout, key=self.key)
 
-    async def acquire_async(self, n: int = 1, timeout: Optional[float] = None) -> bool:
+    async def acquire_async(self, n: int = 1, timeout: Optional[Seconds] = None) -> bool:
         return await self.limiter.acquire_async(n, timeout, key=self.key)
 
     def __call__(self, fn: F) -> F:

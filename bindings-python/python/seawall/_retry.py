@@ -34,9 +34,10 @@ from typing import (
     cast,
 )
 
-from . import _native, _numbers, _registry, _seconds
+from . import _listeners, _native, _numbers, _registry, _seconds
 from ._callables import is_async_callable, refuse_method_descriptor
 from ._classify import ExceptionSpec, matcher
+from ._seconds import Seconds
 from ._deadline import current_deadline, run_within
 from ._errors import ResultRejected
 
@@ -79,9 +80,9 @@ class Backoff:
     delays (the last repeats), :func:`linear_backoff`, or any function
     ``(attempt, exception) -> seconds``."""
 
-    base: float = 0.1
+    base: Seconds = 0.1
     multiplier: float = 2.0
-    max: float = 10.0
+    max: Seconds = 10.0
     jitter: str = "full"
     jitter_factor: Optional[float] = None
 
@@ -114,10 +115,10 @@ class Backoff:
 
 
 #: What ``Retry(backoff=...)`` takes: see :class:`Backoff`.
-WaitSpec = Union[Backoff, float, datetime.timedelta, Sequence[Union[float, datetime.timedelta]], Callable[[int, BaseException], Any]]
+WaitSpec = Union[Backoff, Seconds, Sequence[Seconds], Callable[[int, BaseException], Any]]
 
 
-def linear_backoff(start: Any, step: Any, max: Optional[Any] = None) -> Callable[[int, BaseException], float]:
+def linear_backoff(start: Seconds, step: Seconds, max: Optional[Seconds] = None) -> Callable[[int, BaseException], float]:
     """Delays growing linearly: ``start + step * (n - 1)`` seconds before retry
     ``n`` (numbers or ``timedelta``), capped at ``max`` when given; no jitter.
     For ``Retry(backoff=linear_backoff(0.1, 0.1, max=1.0))``."""
@@ -250,20 +251,8 @@ def _callable(listener: Any) -> Any:
 
 
 def _tell(listeners: Tuple[Callable[[RetryState], Any], ...], state: RetryState) -> None:
-    """Call each listener; one that raises an ``Exception`` is logged and
-    changes nothing (DESIGN §1). ``KeyboardInterrupt`` / ``SystemExit`` are
-    raised once every listener heard."""
-    interrupt: Optional[BaseException] = None
-    for listener in listeners:
-        try:
-            listener(state)
-        except Exception:  # noqa: BLE001 - a listener must not change the call
-            log.exception("seawall: retry listener %r failed", listener)
-        except BaseException as exc:
-            if interrupt is None:
-                interrupt = exc
-    if interrupt is not None:
-        raise interrupt
+    """Call each listener (see :func:`_listeners.tell`)."""
+    _listeners.tell(listeners, (state,), "retry")
 
 
 def _retry_after_attr(exc: BaseException) -> Any:
@@ -335,8 +324,8 @@ class Retry:
         retry_on: ExceptionSpec = Exception,
         budget: Optional[_native.RetryBudget] = None,
         throttle: Optional[_native.RetryThrottle] = None,
-        timeout: Optional[float] = None,
-        retry_after: Optional[Callable[[BaseException], Optional[float]]] = None,
+        timeout: Optional[Seconds] = None,
+        retry_after: Optional[Callable[[BaseException], Optional[Seconds]]] = None,
         before_sleep: Optional[Callable[[RetryState], Any]] = None,
         name: Optional[str] = None,
         clock: Optional[Callable[[], float]] = None,

@@ -14,9 +14,13 @@ from __future__ import annotations
 
 import datetime
 import math
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
-__all__ = ["NS_MAX", "to_ns", "hint_to_ns"]
+__all__ = ["NS_MAX", "Seconds", "to_ns", "hint_to_ns"]
+
+#: A duration as every seawall keyword takes it: seconds as a number, or a
+#: :class:`datetime.timedelta`.
+Seconds = Union[float, datetime.timedelta]
 
 #: The largest duration the core represents (``u64::MAX`` nanoseconds).
 NS_MAX = 2**64 - 1
@@ -34,7 +38,7 @@ def _saturating_ns(seconds: float) -> int:
     return int(round(ns))
 
 
-def to_ns(seconds: float, field: str) -> int:
+def to_ns(seconds: Seconds, field: str) -> int:
     """A configured duration in seconds → whole nanoseconds, saturating at
     :data:`NS_MAX`. Not a number: ``TypeError``; negative, NaN or infinite:
     :class:`~seawall.SeawallConfigError` naming ``field``."""

@@ -144,13 +144,14 @@ impl Bulkhead {
                 // `wait = false` never queues; give it back if it ever did.
                 self.core.abandon(py, t);
                 let s = self.core.sem.snapshot();
-                Err(errors::bulkhead_full(
+                let err = errors::bulkhead_full(
                     py,
                     self.core.name.as_deref(),
                     "full",
                     s.active,
                     s.queued,
-                ))
+                );
+                Err(self.core.refused(py, err))
             }
         }
     }
@@ -168,7 +169,7 @@ impl Bulkhead {
                     core: Arc::clone(&self.core),
                     ticket: t,
                     state: Mutex::new(Held::Waiting),
-                    owner: std::process::id(),
+                    owner: seawall_host::process_id(),
                 },
             )?
             .into_any(),
@@ -258,6 +259,13 @@ impl Bulkhead {
     #[getter]
     fn created(&self) -> bool {
         self.core.sem.created()
+    }
+
+    /// Set (or clear) the rejection hook `rejected(error)`, told of each
+    /// `BulkheadFullError` before it is raised.
+    #[pyo3(signature = (hook))]
+    fn set_events(&self, hook: Option<Py<PyAny>>) {
+        self.core.set_hook(hook);
     }
 
     /// Seconds between re-polls of a waiting ticket (`None`: woken on release).

@@ -27,7 +27,7 @@ impl BulkheadPermit {
             core: Arc::clone(core),
             id,
             released: AtomicBool::new(false),
-            owner: std::process::id(),
+            owner: seawall_host::process_id(),
         }
     }
 }
@@ -63,7 +63,7 @@ impl BulkheadPermit {
 
 impl Drop for BulkheadPermit {
     fn drop(&mut self) {
-        if std::process::id() == self.owner && !self.released.swap(true, Ordering::AcqRel) {
+        if seawall_host::process_id() == self.owner && !self.released.swap(true, Ordering::AcqRel) {
             Python::attach(|py| self.core.release(py, self.id));
         }
     }

@@ -1,10 +1,11 @@
 //! [`SemCore`]: one bulkhead's semaphore, waiter registry and counters, shared
 //! (`Arc`) by its Python object, permits, tickets and decorated functions.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use seawall_core::{Priority, RejectReason, TicketState};
@@ -63,6 +64,10 @@ pub struct SemCore {
     /// How often a waiter re-polls its ticket: `None` while every release that
     /// can grant it happens in this process (and wakes it).
     pub(super) poll_interval: Option<Duration>,
+    /// Whether a rejection hook is set (checked on each refusal, without a lock).
+    hooked: AtomicBool,
+    /// `rejected(error)`: told of each refusal before it is raised.
+    hook: Mutex<Option<Py<PyAny>>>,
 }
 
 impl SemCore {
@@ -79,7 +84,42 @@ impl SemCore {
             counters: Counters::default(),
             poll_only,
             poll_interval,
+            hooked: AtomicBool::new(false),
+            hook: Mutex::new(None),
         }
+    }
+
+    /// Set (or clear) the rejection hook.
+    pub(super) fn set_hook(&self, hook: Option<Py<PyAny>>) {
+        let on = hook.is_some();
+        *self.hook.lock().unwrap_or_else(PoisonError::into_inner) = hook;
+        self.hooked.store(on, Ordering::Release);
+    }
+
+    /// `err`, a `BulkheadFullError` about to be raised, after the rejection hook
+    /// heard of it. The hook (the Python side's dispatcher) logs its listeners'
+    /// exceptions itself; what it raises that is not an `Exception`
+    /// (`KeyboardInterrupt`) is the caller's own and raised instead: nothing is
+    /// held by a refused call.
+    pub(super) fn refused(&self, py: Python<'_>, err: PyErr) -> PyErr {
+        if !self.hooked.load(Ordering::Acquire) {
+            return err;
+        }
+        let hook = self
+            .hook
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .map(|h| h.clone_ref(py));
+        if let Some(hook) = hook
+            && let Err(e) = hook.call1(py, (err.value(py),))
+        {
+            if !e.is_instance_of::<PyException>(py) {
+                return e;
+            }
+            e.write_unraisable(py, Some(hook.bind(py)));
+        }
+        err
     }
 
     /// Take a permit now, or (if `wait` and there is room) a ticket; a refusal is
@@ -109,12 +149,9 @@ impl SemCore {
                         "full"
                     }
                 };
-                Err(errors::bulkhead_full(
+                Err(self.refused(
                     py,
-                    self.name.as_deref(),
-                    reason,
-                    r.active,
-                    r.queued,
+                    errors::bulkhead_full(py, self.name.as_deref(), reason, r.active, r.queued),
                 ))
             }
         }
@@ -283,7 +320,8 @@ impl SemCore {
     pub(super) fn timed_out(&self, py: Python<'_>) -> PyErr {
         self.counters.timeouts.fetch_add(1, Ordering::Relaxed);
         let s = self.sem.snapshot();
-        errors::bulkhead_full(py, self.name.as_deref(), "timeout", s.active, s.queued)
+        let err = errors::bulkhead_full(py, self.name.as_deref(), "timeout", s.active, s.queued);
+        self.refused(py, err)
     }
 
     /// Acquire for a blocking caller: now, or wait up to `timeout`. Returns the

@@ -111,7 +111,7 @@ impl BulkheadTicket {
 
 impl Drop for BulkheadTicket {
     fn drop(&mut self) {
-        if std::process::id() == self.owner && self.finish() {
+        if seawall_host::process_id() == self.owner && self.finish() {
             Python::attach(|py| self.core.abandon(py, self.ticket));
         }
     }
