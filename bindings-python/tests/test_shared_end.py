@@ -59,9 +59,25 @@ def assert_given_back(b):
 
 
 def _ends_holding(hold):
-    t = threading.Thread(target=hold)
+    """Run `hold` in a thread and return once that thread has ended at the OS level.
+
+    `join()` returns when the interpreter is done with the thread, a moment before
+    the OS thread exits and runs its native thread-local destructors (where a
+    `with breaker:` block's permit lives): wait for the task to leave
+    /proc/self/task as well, bounded."""
+    tid = []
+
+    def run():
+        tid.append(threading.get_native_id())
+        hold()
+
+    t = threading.Thread(target=run)
     t.start()
     t.join()
+    task = f"/proc/self/task/{tid[0]}"
+    deadline = time.monotonic() + 5.0
+    while os.path.exists(task) and time.monotonic() < deadline:
+        time.sleep(0.001)
 
 
 # A thread "ends" when its run() returns: its frames, its threading.local values
