@@ -11,10 +11,11 @@
 // 0.2 µs on a VM). Every call of one breaker has the same timeout, so calls in
 // flight form a FIFO list in the order they started, each stamped with the
 // count of a coarse ticker (one setInterval of `timeout / 32` ms, at least 1 ms,
-// per breaker). A call times out on the first tick at least `timeout` after it
-// started: late by at most one tick, never early. The ticker runs only while
-// calls are in flight (stopped at a tick that finds none), and holds the
-// process open only while one is.
+// per breaker) that reads the clock once per tick. A call stamped k started
+// before tick k + 1 was taken, so it times out at the first tick at least
+// `timeout` after tick k + 1's time: never early, late by at most about two
+// ticks. The ticker runs only while calls are in flight (stopped at a tick
+// that finds none), and holds the process open only while one is.
 
 const { SafeEmitter } = require('./hooks');
 const { CircuitBreaker: SeawallBreaker, OUTCOME } = require('./breaker');
@@ -358,10 +359,11 @@ class CircuitBreaker extends SafeEmitter {
     this._tail = undefined;
     this._ticker = undefined;
     this._tick = 1;
-    this._tickMs = timeoutMs === false ? 0 : Math.min(Math.max(1, timeoutMs / 32), MAX_TIMER_MS);
-    // A call stamped at tick k started before tick k + 1; tick k + 1 + n is at
-    // least n · tickMs ≥ timeout later.
-    this._ticks = timeoutMs === false ? 0 : 1 + Math.ceil(timeoutMs / this._tickMs);
+    this._tickMs = timeoutMs === false ? 0 : Math.min(Math.max(1, Math.round(timeoutMs / 32)), MAX_TIMER_MS);
+    // The time of each recent tick, by tick mod the ring's length: a call in
+    // flight is at most about timeout / tickMs + 2 ticks old.
+    this._tickTimes = timeoutMs === false ? undefined
+      : new Float64Array(Math.min(4 + Math.ceil(timeoutMs / this._tickMs), 1 << 20)).fill(Infinity);
     this._lockedAll = 0; // calls refused by a capacity ≤ 0 (no bulkhead counts them)
     this._hears = Object.fromEntries(HOT_EVENTS.map((e) => [e, false]));
 
@@ -407,8 +409,15 @@ class CircuitBreaker extends SafeEmitter {
       return;
     }
     const s = this._breaker.state;
-    if (s === 'open') this._opened(this._breaker.metrics().retryAfterMs);
-    else if (s === 'halfOpen') this._halfOpenSaid = true;
+    if (initial !== undefined && initial.state === 'halfOpen') {
+      // The core keeps a half-open start as an opening whose time is up.
+      this._openUntil = 0;
+      this._halfOpenSaid = true;
+    } else if (s === 'open') {
+      this._opened(this._breaker.metrics().retryAfterMs);
+    } else if (s === 'halfOpen') {
+      this._halfOpenSaid = true;
+    }
     if (options.allowWarmUp === true || (state !== undefined && state.warmUp === true)) this._startWarmUp(rollingCountTimeout);
   }
 
@@ -779,10 +788,9 @@ class CircuitBreaker extends SafeEmitter {
     return true;
   }
 
-  /** ms since the call started: measured with a latency listener, else counted in ticks. */
+  /** ms since the call started, measured when a latency listener was there at its start (else 0). */
   _latency(call) {
-    if (call.start !== 0) return performance.now() - call.start;
-    return call.expires === 0 ? 0 : (this._tick - (call.expires - this._ticks)) * this._tickMs;
+    return call.start !== 0 ? performance.now() - call.start : 0;
   }
 
   _settleValue(call, value) {
@@ -845,7 +853,7 @@ class CircuitBreaker extends SafeEmitter {
   // --- the timeout list --------------------------------------------------
 
   _enqueue(call) {
-    call.expires = this._tick + this._ticks;
+    call.expires = this._tick + 1; // the tick whose time bounds its start
     const tail = this._tail;
     if (tail === undefined) {
       this._head = call;
@@ -875,12 +883,15 @@ class CircuitBreaker extends SafeEmitter {
     if (this._head === undefined && this._ticker !== undefined) this._ticker.unref();
   }
 
-  /** A tick: time out every call whose tick has come; stop when none is in flight. */
+  /** A tick: time out every call `timeout` past its bound; stop when none is in flight. */
   _onTick() {
+    const now = performance.now();
     const tick = ++this._tick;
+    const times = this._tickTimes;
+    times[tick % times.length] = now;
     let call = this._head;
-    while (call !== undefined && call.expires <= tick) {
-      this._timedOut(call);
+    while (call !== undefined && call.expires <= tick && now - times[call.expires % times.length] >= this._timeoutMs) {
+      this._timedOut(call, now - times[call.expires % times.length]);
       call = this._head;
     }
     if (this._head === undefined && this._ticker !== undefined) {
@@ -889,12 +900,12 @@ class CircuitBreaker extends SafeEmitter {
     }
   }
 
-  _timedOut(call) {
+  _timedOut(call, atLeastMs) {
     this._end(call);
     this._counted.timeouts += 1;
     const ms = this._timeoutMs;
     const err = ourError(ETIMEDOUT, `Timed out after ${ms}ms`, { timeoutMs: ms });
-    const latency = this._latency(call);
+    const latency = call.start !== 0 ? performance.now() - call.start : atLeastMs;
     if (this._hears.timeout) this.emit('timeout', err, latency, call.args);
     if (this._coalesce !== undefined && this._resetOn.includes('timeout')) this._coalesce.delete(call.key);
     this._failed(call, err, latency);
