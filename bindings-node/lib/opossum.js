@@ -159,7 +159,6 @@ class Status extends SafeEmitter {
     for (const k of STAT_KEYS) this._primed[k] = typeof given[k] === 'number' ? given[k] : 0;
     this._breaker = undefined;
     this._interval = undefined;
-    this._rotate = undefined;
   }
 
   _owner() {
@@ -181,35 +180,28 @@ class Status extends SafeEmitter {
     return [this.stats];
   }
 
-  _attach(breaker, bucketMs, enableSnapshots, rotateBucketController) {
+  /**
+   * Snapshots: one unref'd timer, a bucket apart, started by the first
+   * 'snapshot' listener. (opossum's rotateBucketController rotates its JS
+   * window; the native window rotates by the clock, so it is not needed.)
+   */
+  _attach(breaker, bucketMs, enableSnapshots) {
     this._breaker = breaker;
-    if (rotateBucketController !== undefined) {
-      this._rotate = () => this.emit('snapshot', this.stats);
-      rotateBucketController.on('rotate', this._rotate);
-      this._controller = rotateBucketController;
-    } else if (enableSnapshots) {
-      // One unref'd timer, started by the first 'snapshot' listener.
-      this.on('newListener', (event) => {
-        if (event !== 'snapshot' || this._interval !== undefined || this._breaker === undefined) return;
-        this._interval = setInterval(() => this.emit('snapshot', this.stats), bucketMs);
-        this._interval.unref();
-      });
-    }
+    if (!enableSnapshots) return;
+    this.on('newListener', (event) => {
+      if (event !== 'snapshot' || this._interval !== undefined || this._breaker === undefined) return;
+      this._interval = setInterval(() => this.emit('snapshot', this.stats), bucketMs);
+      this._interval.unref();
+    });
   }
 
-  startListeneningForRotateEvent() {
-    if (this._controller !== undefined && this._rotate !== undefined) {
-      this._controller.removeListener('rotate', this._rotate);
-      this._controller.on('rotate', this._rotate);
-    }
-  }
+  /** opossum's: nothing to do here (see _attach). */
+  startListeneningForRotateEvent() {}
 
-  removeRotateBucketControllerListener() {
-    if (this._controller !== undefined && this._rotate !== undefined) this._controller.removeListener('rotate', this._rotate);
-  }
+  /** opossum's: nothing to do here (see _attach). */
+  removeRotateBucketControllerListener() {}
 
   shutdown() {
-    this.removeRotateBucketControllerListener();
     if (this._interval !== undefined) clearInterval(this._interval);
     this._interval = undefined;
     this.removeAllListeners();
@@ -395,7 +387,7 @@ class CircuitBreaker extends SafeEmitter {
 
     const status = options.status;
     this._status = status instanceof Status ? status : new Status(isPlainObject(status) ? { stats: status } : {});
-    this._status._attach(this, rollingCountTimeout / rollingCountBuckets, this.options.enableSnapshots, rotate);
+    this._status._attach(this, Math.max(1, Math.floor(rollingCountTimeout / rollingCountBuckets)), this.options.enableSnapshots);
 
     this.on('newListener', (event) => {
       if (event in this._hears) this._hears[event] = true;
@@ -795,8 +787,10 @@ class CircuitBreaker extends SafeEmitter {
 
   _settleValue(call, value) {
     if (!this._end(call)) return;
-    if (this._hears.success) this.emit('success', value, this._latency(call));
+    const latency = this._hears.success ? this._latency(call) : 0;
+    // Recorded first: a half-open breaker's `close` comes before `success`, as in opossum.
     this._breaker._settle(call.permit, SUCCESS, 0);
+    if (this._hears.success) this.emit('success', value, latency);
     if (this._coalesce !== undefined && this._resetOn.includes('success')) this._coalesce.delete(call.key);
     call.resolve(value);
     if (this._cache !== undefined) {
@@ -823,11 +817,12 @@ class CircuitBreaker extends SafeEmitter {
     }
     if (filtered) {
       // opossum: a filtered error is a success (it closes a half-open breaker), and still rejects.
-      if (this._hears.success) this.emit('success', error, latency);
       this._breaker._settle(call.permit, SUCCESS, 0);
+      if (this._hears.success) this.emit('success', error, latency);
       call.reject(error);
       return;
     }
+    // `failure` before `open`, as in opossum.
     if (this._hears.failure) this.emit('failure', error, latency, call.args);
     this._breaker._settle(call.permit, FAILURE, 0);
     const fb = this._fallBack(error, call.args);
