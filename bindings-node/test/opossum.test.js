@@ -346,6 +346,18 @@ test('cache: the first success per key is kept (cacheHit / cacheMiss), cacheTTL,
   assert.equal(m, 2);
 });
 
+test('cacheSize: the built-in cache keeps that many keys, the least recently used evicted', async () => {
+  let n = 0;
+  const b = new CircuitBreaker(async (x) => `${x}:${++n}`, { cache: true, cacheSize: 2 });
+  assert.equal(await b.fire('a'), 'a:1');
+  assert.equal(await b.fire('b'), 'b:2');
+  assert.equal(await b.fire('a'), 'a:1'); // a is now the most recent
+  assert.equal(await b.fire('c'), 'c:3'); // evicts b
+  assert.equal(await b.fire('a'), 'a:1');
+  assert.equal(await b.fire('b'), 'b:4');
+  assert.deepEqual([b.stats.cacheHits, b.stats.cacheMisses], [2, 4]);
+});
+
 test('cacheTransport: get / set / flush of the caller\'s cache; a transport without them is refused', async () => {
   const store = new Map();
   const cacheTransport = {
