@@ -210,8 +210,7 @@ class Status extends SafeEmitter {
 
 /** One call in flight: its permit, arguments and place in the timeout list. */
 class Call {
-  constructor(breaker, context, args, permit, key) {
-    this.breaker = breaker;
+  constructor(context, args, permit, key) {
     this.context = context;
     this.args = args;
     this.permit = permit;
@@ -689,7 +688,12 @@ class CircuitBreaker extends SafeEmitter {
     this._counted.fires += 1;
     if (this._hears.fire) this.emit('fire', args);
     if (!this._enabled) {
-      const r = this.action.apply(context, args);
+      let r;
+      try {
+        r = this.action.apply(context, args);
+      } catch (e) {
+        return Promise.reject(e); // a promise either way (opossum would throw here)
+      }
       return isThenable(r) ? r : Promise.resolve(r);
     }
     let key;
@@ -718,7 +722,7 @@ class CircuitBreaker extends SafeEmitter {
     }
     const permit = this._breaker._admit();
     if (permit < 0) return this._rejected(permit, args);
-    const call = new Call(this, context, args, permit, key);
+    const call = new Call(context, args, permit, key);
     if (this._hears.success || this._hears.failure || this._hears.timeout) call.start = performance.now();
     const p = new Promise((resolve, reject) => {
       call.resolve = resolve;
