@@ -658,3 +658,29 @@ test('listeners that throw change nothing (seawall\'s rule): the call goes on, t
   process.off('warning', onWarning);
   assert.deepEqual(warnings, ['SeawallListenerWarning']);
 });
+
+test('no timer per call: a thousand calls with the default 10 s timeout start one ticker', async () => {
+  const real = { setTimeout: globalThis.setTimeout, setInterval: globalThis.setInterval };
+  let timers = 0;
+  globalThis.setTimeout = (...a) => { timers += 1; return real.setTimeout(...a); };
+  globalThis.setInterval = (...a) => { timers += 1; return real.setInterval(...a); };
+  try {
+    const b = new CircuitBreaker(async (x) => x);
+    for (let i = 0; i < 1000; i++) assert.equal(await b.fire(i), i);
+    assert.equal(timers, 1);
+  } finally {
+    Object.assign(globalThis, real);
+  }
+});
+
+test('the ticker holds the process open while a call is in flight, and only then', () => {
+  const { spawnSync } = require('node:child_process');
+  const run = (code) => spawnSync(process.execPath, ['-e', code], { cwd: __dirname, encoding: 'utf8', timeout: 8000 });
+  // Done with its calls: exits at once, not 10 s later.
+  const idle = run("const C = require('seawall/opossum'); new C(async () => 1).fire().then((v) => console.log('done', v));");
+  assert.equal(idle.signal, null, 'still running after 8 s');
+  assert.equal(idle.stdout.trim(), 'done 1');
+  // A call that never settles on its own: the timeout still comes.
+  const pending = run("const C = require('seawall/opossum'); new C(() => new Promise(() => {}), { timeout: 50 }).fire().catch((e) => console.log(e.code));");
+  assert.equal(pending.stdout.trim(), 'ETIMEDOUT');
+});
