@@ -640,6 +640,24 @@ test('Prometheus and OpenTelemetry read the native counters through metrics()', 
   assert.match(text, /seawall_breaker_calls_total\{breaker="opossum-prom",outcome="success"\} 2/);
   assert.match(text, /seawall_breaker_calls_total\{breaker="opossum-prom",outcome="failure"\} 1/);
   assert.match(text, /seawall_breaker_state\{breaker="opossum-prom",state="closed"\} 1/);
+  // OpenTelemetry: the same counts, collected by an in-memory reader
+  const { MeterProvider, PeriodicExportingMetricReader, InMemoryMetricExporter, AggregationTemporality } = require('@opentelemetry/sdk-metrics');
+  const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
+  const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000 });
+  seawall.instrumentOtel({ meterProvider: new MeterProvider({ readers: [reader] }), breakers: [b] });
+  await reader.forceFlush();
+  const calls = {};
+  for (const rm of exporter.getMetrics()) {
+    for (const sm of rm.scopeMetrics) {
+      for (const m of sm.metrics) {
+        if (m.descriptor.name !== 'seawall.circuit_breaker.calls') continue;
+        for (const pt of m.dataPoints) calls[pt.attributes['seawall.outcome']] = pt.value;
+      }
+    }
+  }
+  assert.equal(calls.success, 2);
+  assert.equal(calls.failure, 1);
+  await reader.shutdown();
 });
 
 test('ESM: import CircuitBreaker from \'seawall/opossum\' is the same class', async () => {
