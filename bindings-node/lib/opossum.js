@@ -6,16 +6,7 @@
 // differ from DESIGN.md this follows opossum; bindings-node/README.md ("Coming
 // from opossum") lists every difference from seawall's own API.
 //
-// Cost per call: no timer and no clock read per call (both cost more than
-// the rest of a call: a setTimeout/clearTimeout pair some 2 µs, a clock read
-// 0.2 µs on a VM). Every call of one breaker has the same timeout, so calls in
-// flight form a FIFO list in the order they started, each stamped with the
-// count of a coarse ticker (one setInterval of `timeout / 32` ms, at least 1 ms,
-// per breaker) that reads the clock once per tick. A call stamped k started
-// before tick k + 1 was taken, so it times out at the first tick at least
-// `timeout` after tick k + 1's time: never early, late by at most about two
-// ticks. The ticker runs only while calls are in flight (stopped at a tick
-// that finds none), and holds the process open only while one is.
+// Cost per call: no timer and no clock read per call (lib/timeout-list.js).
 
 const { SafeEmitter } = require('./hooks');
 const { CircuitBreaker: SeawallBreaker, OUTCOME } = require('./breaker');
@@ -24,6 +15,8 @@ const { StaleCache } = require('./pipeline');
 const { SeawallError, isSeawallError, configError, refusal } = require('./errors');
 const { only, isPlainObject, optionalFunction } = require('./config');
 const { MAX_TIMER_MS } = require('./timers');
+const { TimeoutList } = require('./timeout-list');
+const { Status } = require('./opossum-status');
 
 const { SUCCESS, FAILURE } = OUTCOME;
 
@@ -45,11 +38,6 @@ const OPTION_KEYS = [
   // seawall's
   'shared',
 ];
-const STAT_KEYS = [
-  'failures', 'fallbacks', 'successes', 'rejects', 'fires', 'timeouts', 'cacheHits', 'cacheMisses',
-  'coalesceCacheHits', 'coalesceCacheMisses', 'semaphoreRejections',
-];
-const PERCENTILES = ['0', '0.25', '0.5', '0.75', '0.9', '0.95', '0.99', '0.995', '1'];
 const RESET_ON = ['error', 'success', 'timeout'];
 // opossum's `fire` event and the outcomes' events: a call checks one flag, not
 // the listener table, for each.
@@ -146,68 +134,6 @@ class StaleCacheTransport {
   }
 }
 
-/**
- * opossum's Status: `stats` (a plain record), `window` and the `snapshot`
- * event. The counts come from the breaker's native counters where it has them.
- */
-class Status extends SafeEmitter {
-  /** @param {{ stats?: object }} [options] `stats` primes the counters (opossum's `newStatus`) */
-  constructor(options = {}) {
-    super();
-    const given = options !== null && typeof options === 'object' && isPlainObject(options.stats) ? options.stats : {};
-    this._primed = {};
-    for (const k of STAT_KEYS) this._primed[k] = typeof given[k] === 'number' ? given[k] : 0;
-    this._breaker = undefined;
-    this._interval = undefined;
-  }
-
-  _owner() {
-    return 'opossum status';
-  }
-
-  /** The counters: this breaker's plus the primed ones. */
-  get stats() {
-    const p = this._primed;
-    const s = this._breaker === undefined ? { ...p } : this._breaker._counts(p);
-    s.percentiles = Object.fromEntries(PERCENTILES.map((k) => [k, -1]));
-    s.latencyTimes = [];
-    s.latencyMean = -1;
-    return s;
-  }
-
-  /** One bucket, the totals (the native window keeps its own buckets). */
-  get window() {
-    return [this.stats];
-  }
-
-  /**
-   * Snapshots: one unref'd timer, a bucket apart, started by the first
-   * 'snapshot' listener. (opossum's rotateBucketController rotates its JS
-   * window; the native window rotates by the clock, so it is not needed.)
-   */
-  _attach(breaker, bucketMs, enableSnapshots) {
-    this._breaker = breaker;
-    if (!enableSnapshots) return;
-    this.on('newListener', (event) => {
-      if (event !== 'snapshot' || this._interval !== undefined || this._breaker === undefined) return;
-      this._interval = setInterval(() => this.emit('snapshot', this.stats), bucketMs);
-      this._interval.unref();
-    });
-  }
-
-  /** opossum's: nothing to do here (see _attach). */
-  startListeneningForRotateEvent() {}
-
-  /** opossum's: nothing to do here (see _attach). */
-  removeRotateBucketControllerListener() {}
-
-  shutdown() {
-    if (this._interval !== undefined) clearInterval(this._interval);
-    this._interval = undefined;
-    this.removeAllListeners();
-  }
-}
-
 /** One call in flight: its permit, arguments and place in the timeout list. */
 class Call {
   constructor(context, args, permit, key) {
@@ -219,7 +145,7 @@ class Call {
     this.expires = 0; // the tick that times it out; 0: no timeout
     this.done = false;
     this.held = false; // a capacity permit
-    this.prev = undefined;
+    this.prev = undefined; // the TimeoutList's links
     this.next = undefined;
     this.resolve = undefined;
     this.reject = undefined;
@@ -346,15 +272,8 @@ class CircuitBreaker extends SafeEmitter {
     this._openUntil = 0; // performance.now() when an opening's resetTimeout is up
     this._halfOpenSaid = false;
     this._counted = { fires: 0, fallbacks: 0, timeouts: 0, cacheHits: 0, cacheMisses: 0, coalesceCacheHits: 0, coalesceCacheMisses: 0 };
-    this._head = undefined; // the oldest call in flight with a timeout
-    this._tail = undefined;
-    this._ticker = undefined;
-    this._tick = 1;
-    this._tickMs = timeoutMs === false ? 0 : Math.min(Math.max(1, Math.round(timeoutMs / 32)), MAX_TIMER_MS);
-    // The time of each recent tick, by tick mod the ring's length: a call in
-    // flight is at most about timeout / tickMs + 2 ticks old.
-    this._tickTimes = timeoutMs === false ? undefined
-      : new Float64Array(Math.min(4 + Math.ceil(timeoutMs / this._tickMs), 1 << 20)).fill(Infinity);
+    this._timeouts = timeoutMs === false ? undefined
+      : new TimeoutList(timeoutMs, (call, atLeastMs) => this._timedOut(call, atLeastMs));
     this._lockedAll = 0; // calls refused by a capacity ≤ 0 (no bulkhead counts them)
     this._hears = Object.fromEntries(HOT_EVENTS.map((e) => [e, false]));
 
@@ -606,7 +525,7 @@ class CircuitBreaker extends SafeEmitter {
     this._warmUpTimer = undefined;
     for (const t of this._healthTimers) clearInterval(t);
     this._healthTimers = [];
-    if (this._ticker !== undefined) this._ticker.unref();
+    if (this._timeouts !== undefined) this._timeouts.unref();
     this._status.shutdown();
     this._shut = true;
     this.clearCache();
@@ -757,7 +676,7 @@ class CircuitBreaker extends SafeEmitter {
       }
       call.held = true;
     }
-    if (this._timeoutMs !== false) this._enqueue(call);
+    if (this._timeouts !== undefined) this._timeouts.add(call);
     let r;
     try {
       r = this.action.apply(call.context, call.args);
@@ -776,7 +695,7 @@ class CircuitBreaker extends SafeEmitter {
   _end(call) {
     if (call.done) return false;
     call.done = true;
-    if (call.expires !== 0) this._dequeue(call);
+    if (call.expires !== 0) this._timeouts.remove(call);
     if (call.held) {
       call.held = false;
       this._bulkhead._release();
@@ -847,56 +766,6 @@ class CircuitBreaker extends SafeEmitter {
     this._counted.fallbacks += 1;
     if (this._hears.fallback) this.emit('fallback', result, error);
     return result instanceof Promise ? result : Promise.resolve(result);
-  }
-
-  // --- the timeout list --------------------------------------------------
-
-  _enqueue(call) {
-    call.expires = this._tick + 1; // the tick whose time bounds its start
-    const tail = this._tail;
-    if (tail === undefined) {
-      this._head = call;
-      this._tail = call;
-      if (this._ticker === undefined) {
-        this._ticker = setInterval(() => this._onTick(), this._tickMs);
-        if (this._shut) this._ticker.unref();
-      } else if (!this._shut) {
-        this._ticker.ref();
-      }
-    } else {
-      tail.next = call;
-      call.prev = tail;
-      this._tail = call;
-    }
-  }
-
-  _dequeue(call) {
-    const { prev, next } = call;
-    if (prev === undefined) this._head = next;
-    else prev.next = next;
-    if (next === undefined) this._tail = prev;
-    else next.prev = prev;
-    call.prev = undefined;
-    call.next = undefined;
-    // Nothing in flight: the ticker no longer holds the process open.
-    if (this._head === undefined && this._ticker !== undefined) this._ticker.unref();
-  }
-
-  /** A tick: time out every call `timeout` past its bound; stop when none is in flight. */
-  _onTick() {
-    const now = performance.now();
-    const tick = ++this._tick;
-    const times = this._tickTimes;
-    times[tick % times.length] = now;
-    let call = this._head;
-    while (call !== undefined && call.expires <= tick && now - times[call.expires % times.length] >= this._timeoutMs) {
-      this._timedOut(call, now - times[call.expires % times.length]);
-      call = this._head;
-    }
-    if (this._head === undefined && this._ticker !== undefined) {
-      clearInterval(this._ticker);
-      this._ticker = undefined;
-    }
   }
 
   _timedOut(call, atLeastMs) {
