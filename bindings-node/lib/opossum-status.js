@@ -42,18 +42,22 @@ class Status extends SafeEmitter {
     return s;
   }
 
-  /** One bucket, the totals (the native window keeps its own buckets). */
+  /** One bucket, the totals (the native window keeps its own buckets), and whether the breaker is open. */
   get window() {
-    return [this.stats];
+    return [{ ...this.stats, isCircuitBreakerOpen: this._breaker !== undefined && this._breaker.opened }];
   }
 
   /**
    * Snapshots: one unref'd timer, a bucket apart, started by the first
-   * 'snapshot' listener. (opossum's rotateBucketController rotates its JS
-   * window; the native window rotates by the clock, so it is not needed.)
+   * 'snapshot' listener. A rotateBucketController is listened to while the
+   * breaker is enabled, as opossum does, but its 'rotate' changes nothing: the
+   * native window rotates by the clock.
    */
-  _attach(breaker, bucketMs, enableSnapshots) {
+  _attach(breaker, bucketMs, enableSnapshots, rotateBucketController) {
     this._breaker = breaker;
+    this._controller = rotateBucketController;
+    this._onRotate = () => {};
+    this.startListeneningForRotateEvent();
     if (!enableSnapshots) return;
     this.on('newListener', (event) => {
       if (event !== 'snapshot' || this._interval !== undefined || this._breaker === undefined) return;
@@ -62,13 +66,18 @@ class Status extends SafeEmitter {
     });
   }
 
-  /** opossum's: nothing to do here (see _attach). */
-  startListeneningForRotateEvent() {}
+  /** Listen to the rotateBucketController (once). */
+  startListeneningForRotateEvent() {
+    const c = this._controller;
+    if (c !== undefined && !c.listeners('rotate').includes(this._onRotate)) c.on('rotate', this._onRotate);
+  }
 
-  /** opossum's: nothing to do here (see _attach). */
-  removeRotateBucketControllerListener() {}
+  removeRotateBucketControllerListener() {
+    if (this._controller !== undefined) this._controller.removeListener('rotate', this._onRotate);
+  }
 
   shutdown() {
+    this.removeRotateBucketControllerListener();
     if (this._interval !== undefined) clearInterval(this._interval);
     this._interval = undefined;
     this.removeAllListeners();

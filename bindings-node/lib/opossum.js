@@ -13,7 +13,7 @@ const { CircuitBreaker: SeawallBreaker, OUTCOME } = require('./breaker');
 const { Bulkhead } = require('./bulkhead');
 const { StaleCache } = require('./pipeline');
 const { SeawallError, isSeawallError, configError, refusal } = require('./errors');
-const { only, isPlainObject, optionalFunction } = require('./config');
+const { isPlainObject, optionalFunction } = require('./config');
 const { MAX_TIMER_MS } = require('./timers');
 const { TimeoutList } = require('./timeout-list');
 const { Status } = require('./opossum-status');
@@ -26,26 +26,25 @@ const ETIMEDOUT = 'ETIMEDOUT';
 const ESEMLOCKED = 'ESEMLOCKED';
 const ESHUTDOWN = 'ESHUTDOWN';
 
-const OPTION_KEYS = [
-  // opossum 9's options, every one
-  'status', 'timeout', 'maxFailures', 'resetTimeout', 'rollingCountTimeout', 'rollingCountBuckets', 'name',
-  'rollingPercentilesEnabled', 'capacity', 'errorThresholdPercentage', 'enabled', 'allowWarmUp', 'volumeThreshold',
-  'errorFilter', 'cache', 'cacheTTL', 'cacheSize', 'cacheGetKey', 'cacheTransport', 'coalesce', 'coalesceTTL',
-  'coalesceSize', 'coalesceResetOn', 'abortController', 'enableSnapshots', 'rotateBucketController',
-  'autoRenewAbortController', 'group', 'state',
-  // opossum keeps these in its options object itself
-  'coalesceCache',
-  // seawall's
-  'shared',
-];
 const RESET_ON = ['error', 'success', 'timeout'];
 // opossum's `fire` event and the outcomes' events: a call checks one flag, not
 // the listener table, for each.
 const HOT_EVENTS = ['fire', 'success', 'failure', 'timeout', 'fallback'];
 
+const MIN_BUCKET_MS = 0.1;
+
 const OUR_ERROR = Symbol.for('seawall.opossum.error');
 
 let unnamed = 0;
+
+/**
+ * Where opossum throws a TypeError (no action, a bad cacheTransport,
+ * abortController or health check), the same TypeError and message, with
+ * seawall's `code` EINVALIDCONFIG and `field`.
+ */
+function typeError(field, message) {
+  return Object.assign(new TypeError(message), { code: 'EINVALIDCONFIG', field });
+}
 
 /** An opossum error: `code`, `isOurError` true; no stack for refusals (the hot path under load). */
 function ourError(code, message, props, stackless) {
@@ -170,15 +169,17 @@ class CircuitBreaker extends SafeEmitter {
   constructor(action, options = {}) {
     super();
     if (action === undefined || action === null || action === false || action === 0 || action === '') {
-      throw configError('action', 'No action provided. Cannot construct a CircuitBreaker without an invocable action.');
+      throw typeError('action', 'No action provided. Cannot construct a CircuitBreaker without an invocable action.');
     }
     if (options === null || options === undefined) options = {};
     if (!isPlainObject(options)) throw configError('options', 'must be an object');
-    only(options, OPTION_KEYS);
+    // Other keys are ignored, as opossum ignores them (its own tests pass a
+    // `fallback` option, for one); the known ones are checked.
     const timeoutMs = options.timeout === false || options.timeout === 0 ? false : msOption(options, 'timeout', 10000);
-    const resetTimeout = msOption(options, 'resetTimeout', 30000);
-    const rollingCountTimeout = msOption(options, 'rollingCountTimeout', 10000);
-    const rollingCountBuckets = integerOption(options, 'rollingCountBuckets', 10, 1);
+    const resetTimeout = options.resetTimeout === 0 ? 0 : msOption(options, 'resetTimeout', 30000);
+    // 0 is the default, as for opossum's window (which keeps the 0 in `options`).
+    const rollingCountTimeout = options.rollingCountTimeout === 0 ? 10000 : msOption(options, 'rollingCountTimeout', 10000);
+    const rollingCountBuckets = options.rollingCountBuckets === 0 ? 10 : integerOption(options, 'rollingCountBuckets', 10, 1);
     const threshold = options.errorThresholdPercentage === undefined || options.errorThresholdPercentage === null
       ? 50 : options.errorThresholdPercentage;
     if (typeof threshold !== 'number' || !(threshold >= 0) || !Number.isFinite(threshold)) {
@@ -207,17 +208,17 @@ class CircuitBreaker extends SafeEmitter {
         transport = new StaleCacheTransport(cacheSize, cacheTTL);
       } else if (transport === null || typeof transport !== 'object' || typeof transport.get !== 'function'
         || typeof transport.set !== 'function' || typeof transport.flush !== 'function') {
-        throw configError('cacheTransport', 'should be an object with `get`, `set` and `flush` methods');
+        throw typeError('cacheTransport', 'options.cacheTransport should be an object with `get`, `set` and `flush` methods');
       }
     }
     let abortController = options.abortController;
     const autoRenew = boolOption(options, 'autoRenewAbortController', false);
     if (autoRenew && abortController === undefined) abortController = new AbortController();
     if (abortController !== undefined && (abortController === null || typeof abortController.abort !== 'function')) {
-      throw configError('abortController', 'AbortController does not contain `abort()` method');
+      throw typeError('abortController', 'AbortController does not contain `abort()` method');
     }
     const rotate = options.rotateBucketController;
-    if (rotate !== undefined && (rotate === null || typeof rotate.on !== 'function')) {
+    if (rotate !== undefined && (rotate === null || typeof rotate.on !== 'function' || typeof rotate.listeners !== 'function')) {
       throw configError('rotateBucketController', "must be an EventEmitter that emits 'rotate'");
     }
     if (options.name !== undefined && (typeof options.name !== 'string' || options.name === '')) {
@@ -230,11 +231,11 @@ class CircuitBreaker extends SafeEmitter {
     // (a copy here: the caller's object is left as it was).
     this.options = {
       ...options,
-      timeout: timeoutMs,
+      timeout: timeoutMs === false ? options.timeout : timeoutMs, // false or 0, as given
       resetTimeout,
       errorThresholdPercentage: threshold,
-      rollingCountTimeout,
-      rollingCountBuckets,
+      rollingCountTimeout: options.rollingCountTimeout === 0 ? 0 : rollingCountTimeout,
+      rollingCountBuckets: options.rollingCountBuckets === 0 ? 0 : rollingCountBuckets,
       rollingPercentilesEnabled: options.rollingPercentilesEnabled !== false,
       capacity,
       errorFilter: errorFilter === undefined ? () => false : errorFilter,
@@ -286,10 +287,12 @@ class CircuitBreaker extends SafeEmitter {
 
     const native = {
       name: this._name,
-      window: { kind: 'time', buckets: rollingCountBuckets, bucketMs: rollingCountTimeout / rollingCountBuckets },
+      // The core's buckets are at least 0.1 ms wide.
+      window: { kind: 'time', buckets: rollingCountBuckets, bucketMs: Math.max(MIN_BUCKET_MS, rollingCountTimeout / rollingCountBuckets) },
       minimumCalls: Math.max(1, volumeThreshold),
       failureRateThreshold: failureRateThreshold(threshold),
-      openDurationMs: resetTimeout,
+      // 0 (half-open at once) is 1 ns: the core's opening lasts at least that.
+      openDurationMs: resetTimeout === 0 ? 1e-6 : resetTimeout,
       halfOpenMaxCalls: 1,
       halfOpenSuccessThreshold: 1,
     };
@@ -305,7 +308,7 @@ class CircuitBreaker extends SafeEmitter {
 
     const status = options.status;
     this._status = status instanceof Status ? status : new Status(isPlainObject(status) ? { stats: status } : {});
-    this._status._attach(this, Math.max(1, Math.floor(rollingCountTimeout / rollingCountBuckets)), this.options.enableSnapshots);
+    this._status._attach(this, Math.max(1, Math.floor(rollingCountTimeout / rollingCountBuckets)), this.options.enableSnapshots, rotate);
 
     this.on('newListener', (event) => {
       if (event in this._hears) this._hears[event] = true;
@@ -324,7 +327,7 @@ class CircuitBreaker extends SafeEmitter {
       this._openUntil = 0;
       this._halfOpenSaid = true;
     } else if (s === 'open') {
-      this._opened(this._breaker.metrics().retryAfterMs);
+      this._opened(this._breaker.metrics().retryAfterMs ?? 0);
     } else if (s === 'halfOpen') {
       this._halfOpenSaid = true;
     }
@@ -368,6 +371,13 @@ class CircuitBreaker extends SafeEmitter {
   get isShutdown() { return this._shut; }
   get status() { return this._status; }
   get stats() { return this._status.stats; }
+  /** opossum's semaphore as far as it is read: `count`, the permits free (capacity − calls in flight). */
+  get semaphore() {
+    const b = this._bulkhead;
+    const capacity = this.options.capacity;
+    return { count: b === undefined ? Math.max(0, capacity) : capacity - b.metrics().active, capacity };
+  }
+
   /** Whether the breaker lives in a region shared by every process of the host (`shared` option). */
   get isShared() { return this._breaker.isShared; }
 
@@ -438,7 +448,8 @@ class CircuitBreaker extends SafeEmitter {
   _changed({ from, to }) {
     if (this._shut) return;
     if (to === 'open' || to === 'forcedOpen') {
-      this._opened(to === 'open' ? this._breaker.metrics().retryAfterMs : null);
+      // An opening whose time is already up has no retryAfterMs.
+      this._opened(to === 'open' ? (this._breaker.metrics().retryAfterMs ?? 0) : null);
       this.emit('open');
     } else if (to === 'halfOpen') {
       this._sayHalfOpen();
@@ -560,8 +571,8 @@ class CircuitBreaker extends SafeEmitter {
    */
   healthCheck(func, interval) {
     const ms = interval || 5000;
-    if (typeof func !== 'function') throw configError('healthCheck', 'Health check function must be a function');
-    if (typeof ms !== 'number' || Number.isNaN(ms)) throw configError('interval', 'Health check interval must be a number');
+    if (typeof func !== 'function') throw typeError('healthCheck', 'Health check function must be a function');
+    if (typeof ms !== 'number' || Number.isNaN(ms)) throw typeError('interval', 'Health check interval must be a number');
     const check = () => {
       let r;
       try {

@@ -540,22 +540,26 @@ test('bad options are refused with EINVALIDCONFIG naming the option (opossum\'s 
   const bad = [
     [{ timeout: -1 }, 'timeout'],
     [{ timeout: 'soon' }, 'timeout'],
-    [{ resetTimeout: 0 }, 'resetTimeout'],
+    [{ resetTimeout: -1 }, 'resetTimeout'],
     [{ errorThresholdPercentage: -5 }, 'errorThresholdPercentage'],
     [{ volumeThreshold: 1.5 }, 'volumeThreshold'],
-    [{ rollingCountBuckets: 0 }, 'rollingCountBuckets'],
+    [{ rollingCountBuckets: -1 }, 'rollingCountBuckets'],
     [{ rollingCountBuckets: 100000 }, 'rollingCountBuckets'],
     [{ errorFilter: 'yes' }, 'errorFilter'],
     [{ abortController: {} }, 'abortController'],
-    [{ timout: 10 }, 'timout'],
   ];
   for (const [options, field] of bad) {
     assert.throws(() => new CircuitBreaker(act, options), (e) => e.code === 'EINVALIDCONFIG' && e.field === field, JSON.stringify(options));
   }
   assert.throws(() => new CircuitBreaker(), { code: 'EINVALIDCONFIG', field: 'action' });
   assert.throws(() => new CircuitBreaker(act).fallback(3), { code: 'EINVALIDCONFIG' });
-  // accepted and ignored, as by opossum
-  void new CircuitBreaker(act, { maxFailures: 3, rollingPercentilesEnabled: false, cacheSize: 10, coalesceSize: 10 });
+  // accepted and ignored, as by opossum (unknown keys too)
+  void new CircuitBreaker(act, { maxFailures: 3, rollingPercentilesEnabled: false, cacheSize: 10, coalesceSize: 10, fallback: () => 1 });
+  // timeout 0 is no timeout, kept as given; resetTimeout 0 is half-open at once
+  const z = new CircuitBreaker(act, { timeout: 0, resetTimeout: 0 });
+  assert.equal(z.options.timeout, 0);
+  z.open();
+  assert.equal(z.halfOpen, true);
 });
 
 test('same outcomes as opossum itself, call by call (errorThresholdPercentage, volumeThreshold)', { skip: !hasOpossum() && 'benches/node/node_modules/opossum not installed (npm ci in benches/node)' }, async () => {
@@ -701,4 +705,52 @@ test('the ticker holds the process open while a call is in flight, and only then
   // A call that never settles on its own: the timeout still comes.
   const pending = run("const C = require('seawall/opossum'); new C(() => new Promise(() => {}), { timeout: 50 }).fire().catch((e) => console.log(e.code));");
   assert.equal(pending.stdout.trim(), 'ETIMEDOUT');
+});
+
+test('opossum\'s TypeErrors stay TypeErrors (with its messages), carrying code EINVALIDCONFIG and the field', () => {
+  const cases = [
+    [() => new CircuitBreaker(), 'action', 'No action provided. Cannot construct a CircuitBreaker without an invocable action.'],
+    [() => new CircuitBreaker(act, { cache: true, cacheTransport: {} }), 'cacheTransport',
+      'options.cacheTransport should be an object with `get`, `set` and `flush` methods'],
+    [() => new CircuitBreaker(act, { abortController: {} }), 'abortController', 'AbortController does not contain `abort()` method'],
+    [() => new CircuitBreaker(act).healthCheck(42), 'healthCheck', 'Health check function must be a function'],
+    [() => new CircuitBreaker(act).healthCheck(async () => {}, 'often'), 'interval', 'Health check interval must be a number'],
+  ];
+  for (const [fn, field, message] of cases) {
+    assert.throws(fn, (e) => e instanceof TypeError && e.message === message && e.code === 'EINVALIDCONFIG' && e.field === field, field);
+  }
+});
+
+test('0 for rollingCountTimeout / rollingCountBuckets is opossum\'s default window, the 0 kept in options', async () => {
+  const b = new CircuitBreaker(act, { rollingCountTimeout: 0, rollingCountBuckets: 0, volumeThreshold: 2 });
+  assert.deepEqual([b.options.rollingCountTimeout, b.options.rollingCountBuckets], [0, 0]);
+  await run(b, ['F']);
+  await delay(20);
+  await run(b, ['F']); // still in the (10 s) window: 2 of 2
+  assert.equal(b.opened, true);
+});
+
+test('semaphore.count, status.window[0].isCircuitBreakerOpen, rotateBucketController listened to while enabled', async () => {
+  const gate = deferred();
+  const b = new CircuitBreaker(() => gate.promise, { capacity: 3 });
+  assert.equal(b.semaphore.count, 3);
+  const held = b.fire();
+  assert.equal(b.semaphore.count, 2);
+  gate.resolve(1);
+  await held;
+  assert.equal(b.semaphore.count, 3);
+  assert.equal(b.status.window[0].isCircuitBreakerOpen, false);
+  b.open();
+  assert.equal(b.status.window[0].isCircuitBreakerOpen, true);
+  const rotate = new EventEmitter();
+  const r = new CircuitBreaker(act, { rotateBucketController: rotate });
+  assert.equal(rotate.listenerCount('rotate'), 1);
+  r.enable();
+  assert.equal(rotate.listenerCount('rotate'), 1);
+  r.disable();
+  assert.equal(rotate.listenerCount('rotate'), 0);
+  r.enable();
+  assert.equal(rotate.listenerCount('rotate'), 1);
+  r.shutdown();
+  assert.equal(rotate.listenerCount('rotate'), 0);
 });
