@@ -399,6 +399,10 @@ def table(out: Path) -> int:
              [("opossum fire (default options)", f"opossum {v.get('opossum', '')} (default options)"),
               ("opossum fire (timeout: false)", f"opossum {v.get('opossum', '')} (`timeout: false`)"),
               ("cockatiel execute", f"cockatiel {v.get('cockatiel', '')}")]),
+            ("`seawall/opossum` `fire()`, default options (10 s timeout)", "seawall/opossum fire (default options)",
+             [("opossum fire (default options)", f"opossum {v.get('opossum', '')} (default options)")]),
+            ("`seawall/opossum` `fire()`, `timeout: false`", "seawall/opossum fire (timeout: false)",
+             [("opossum fire (timeout: false)", f"opossum {v.get('opossum', '')} (`timeout: false`)")]),
             ("`wrap(retry, breaker, timeout)`", "seawall wrap(retry, breaker, timeout)",
              [("cockatiel wrap(retry, breaker, timeout)", f"cockatiel {v.get('cockatiel', '')} `wrap`")]),
         ]:
@@ -413,6 +417,11 @@ def table(out: Path) -> int:
         p()
         p(f"A bare `await` costs {ns(bare)} ns.")
         p()
+        mine, peer = n.get("seawall/opossum fire (default options)"), n.get("opossum fire (default options)")
+        cheaper = (peer - bare) / (mine - bare) if mine and peer and mine > bare else None
+        targets.add(None if cheaper is None else cheaper >= 3,
+                    f"Node seawall/opossum fire() ≥ 3× cheaper than opossum's (overhead, default options): "
+                    f"{cheaper if cheaper is not None else float('nan'):.1f}×")
         rl = node.get("rate_limiter")
         if rl:
             c = rl["ns_per_call"]

@@ -49,6 +49,15 @@ check_install() { # project dir
     const ok = typeof require('seawall/express').middleware === 'function' && typeof require('seawall/fastify') === 'function';
     if (!ok) process.exit(1); console.log('seawall/express, seawall/fastify: ok');
   ")
+  # seawall/opossum: the opossum-compatible entry, both ways
+  (cd "$1" && node -e "
+    const C = require('seawall/opossum');
+    new C(async (x) => x).fire(42).then((v) => { if (v !== 42) process.exit(1); console.log('require seawall/opossum: ok'); });
+  " && node --input-type=module -e "
+    import C from 'seawall/opossum';
+    if (typeof C.isOurError !== 'function') process.exit(1);
+    console.log('import seawall/opossum: ok');
+  ")
 }
 mkdir "$tmp/folder" "$tmp/tarball"
 (cd "$tmp/folder" && npm init -y >/dev/null && npm install --no-audit --no-fund "$repo/bindings-node" >/dev/null 2>&1)

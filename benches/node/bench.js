@@ -20,6 +20,7 @@
 const path = require('node:path');
 const seawall = require(path.join(__dirname, '..', '..', 'bindings-node'));
 const OpossumBreaker = require('opossum');
+const SeawallOpossum = require(path.join(__dirname, '..', '..', 'bindings-node', 'lib', 'opossum.js'));
 const cockatiel = require('cockatiel');
 const Bottleneck = require('bottleneck');
 
@@ -64,6 +65,16 @@ async function refusers() {
   };
 }
 
+/** seawall/opossum: opossum's API on seawall's breaker, with opossum's defaults (10 s timeout). */
+function opossumAdapter() {
+  const soDefault = new SeawallOpossum(noop);
+  const soNoTimeout = new SeawallOpossum(noop, { timeout: false });
+  return {
+    'seawall/opossum fire (default options)': () => soDefault.fire(),
+    'seawall/opossum fire (timeout: false)': () => soNoTimeout.fire(),
+  };
+}
+
 function contenders() {
   const sw = new seawall.CircuitBreaker({ name: 'bench' });
   const opDefault = new OpossumBreaker(noop);
@@ -88,6 +99,7 @@ function contenders() {
     'opossum fire (default options)': () => opDefault.fire(),
     'opossum fire (timeout: false)': () => opNoTimeout.fire(),
     'cockatiel execute': () => ck.execute(noop),
+    ...opossumAdapter(),
     'seawall wrap(retry, breaker, timeout)': () => swPipeline.execute(noop),
     'cockatiel wrap(retry, breaker, timeout)': () => ckPipeline.execute(noop),
   };
@@ -148,6 +160,10 @@ async function main() {
   console.log(`  seawall ÷ opossum (default options):   ${ratio('seawall execute', 'opossum fire (default options)')}`);
   console.log(`  seawall ÷ opossum (timeout: false):    ${ratio('seawall execute', 'opossum fire (timeout: false)')}`);
   console.log(`  seawall ÷ cockatiel:                   ${ratio('seawall execute', 'cockatiel execute')}`);
+  console.log(`  seawall/opossum ÷ opossum (default):   ${ratio('seawall/opossum fire (default options)', 'opossum fire (default options)')}`);
+  console.log(`  seawall/opossum ÷ opossum (no timeout):${ratio('seawall/opossum fire (timeout: false)', 'opossum fire (timeout: false)')}`);
+  const adapterCheaper = (ns['opossum fire (default options)'] - bare) / (ns['seawall/opossum fire (default options)'] - bare);
+  console.log(`  opossum ÷ seawall/opossum fire() overhead, default options: ${adapterCheaper.toFixed(1)}× — target ≥ 3×: ${adapterCheaper >= 3 ? 'met' : 'MISSED'}`);
   console.log(`  pipeline ÷ cockatiel wrap:             ${ratio('seawall wrap(retry, breaker, timeout)', 'cockatiel wrap(retry, breaker, timeout)')}`);
   console.log(`  open rejection ÷ opossum:              ${ratio('seawall open rejection', 'opossum open rejection')}`);
   console.log(`  open rejection ÷ cockatiel:            ${ratio('seawall open rejection', 'cockatiel open rejection')}`);

@@ -221,6 +221,36 @@ class CircuitBreaker extends SafeEmitter {
     };
   }
 
+  // The permit API of callers that run the call themselves (seawall/opossum):
+  // the same admission and recording as execute(), without its Promise.
+
+  /** A permit (≥ 0) for one call, or a negative rejection code for `_refusal`. */
+  _admit() {
+    if (this._local && this._state !== OPEN && this._state !== HALF_OPEN && this._state !== FORCED_OPEN) {
+      this._admittedHere += 1;
+      return this._epoch * SLOTS;
+    }
+    const permit = breakerAcquire(this._h);
+    if (permit < 0 || ((permit / SLOTS) | 0) !== this._epoch) this._sync();
+    return permit;
+  }
+
+  /** Record `permit` (exactly once) as `SUCCESS`, `FAILURE` or `IGNORED` of `OUTCOME`. */
+  _settle(permit, outcome, durationMs) {
+    if (breakerRecord(this._h, permit, outcome, durationMs) !== this._epoch) this._sync();
+  }
+
+  /** The ECIRCUITOPEN error of rejection `code` (from `_admit`). */
+  _refusal(code) {
+    return circuitOpenError(this.name, code, this._h, undefined);
+  }
+
+  /** Open now for `ms` (opossum's open()): an opening like a tripped one, not forcedOpen. */
+  _trip(ms) {
+    binding.breakerRestore(this._h, 'open', 1, ms);
+    this._sync();
+  }
+
   _rejected(code) {
     this._sync();
     const err = circuitOpenError(this.name, code, this._h, undefined);
@@ -476,4 +506,6 @@ class BreakerCore {
   reset() { binding.breakerControl(this._h, 'reset'); }
 }
 
-module.exports = { CircuitBreaker, BreakerCore, disposable };
+const OUTCOME = Object.freeze({ SUCCESS, FAILURE, IGNORED });
+
+module.exports = { CircuitBreaker, BreakerCore, disposable, OUTCOME };

@@ -147,6 +147,22 @@ class Bulkhead extends SafeEmitter {
     };
   }
 
+  /**
+   * A permit now or never, for callers that run the call themselves
+   * (seawall/opossum's capacity): true, or the EBULKHEADFULL refusal (counted,
+   * not thrown). A true must be given back with `_release()`.
+   */
+  _tryAdmit() {
+    const r = semaphoreAcquire(this._h, 2, 0);
+    if (r === ADMITTED) {
+      this._counts.admitted += 1;
+      return true;
+    }
+    const err = rejection(this.name, r, 'normal');
+    this._counts[err.reason] += 1;
+    return err;
+  }
+
   _refuse(code, priority) {
     const err = rejection(this.name, code, priority);
     this._counts[err.reason] += 1;
