@@ -11,6 +11,7 @@ use crate::load::{Sample, Service};
 use crate::phases::{Faults, PHASES, RECOVERY};
 use crate::settings::{Settings, SettingsReport};
 use crate::stats::{BudgetCheck, ServiceStats, budget_check};
+use crate::target::{PhaseCounters, TargetData};
 use crate::upstream::UpstreamCalls;
 
 /// One phase's place on the clock, and the breaker's state changes in it.
@@ -35,7 +36,8 @@ pub struct RunData {
     pub rate: u32,
     /// Seconds per phase.
     pub phase_secs: u32,
-    /// The settings the protected service ran with.
+    /// The settings the protected service ran with (against a target: only its
+    /// deadline is known, the rest is the built-in demo's and unused).
     pub settings: Settings,
     /// The phases as they ran.
     pub phases: Vec<PhaseSpan>,
@@ -47,9 +49,23 @@ pub struct RunData {
     pub upstream_calls: UpstreamCalls,
     /// Wall-clock seconds the experiment took, servers' start to stop.
     pub wall_secs: f64,
+    /// A run against a target (`--target`): what the proxy and the metrics said.
+    pub target: Option<TargetData>,
 }
 
 impl RunData {
+    /// The name of `service`'s row: `unprotected` / `protected` in the demo,
+    /// `direct` (empty when there is none) / `target` against a target.
+    #[must_use]
+    pub fn row_name(&self, service: Service) -> &'static str {
+        match (&self.target, service) {
+            (None, s) => s.name(),
+            (Some(t), Service::Unprotected) if t.direct.is_some() => "direct",
+            (Some(_), Service::Unprotected) => "",
+            (Some(_), Service::Protected) => "target",
+        }
+    }
+
     /// Samples of `service` sent in phase `phase`.
     pub fn of(&self, service: Service, phase: usize) -> impl Iterator<Item = &Sample> {
         self.samples
@@ -108,8 +124,10 @@ pub struct PhaseReport {
     pub services: Pair,
     /// The protected service's breaker.
     pub breaker: BreakerPhase,
-    /// The protected service's retries against its retry budget's promise.
-    pub retry_budget: BudgetCheck,
+    /// The protected service's retries against its retry budget's promise (not
+    /// measured against a target: it needs each answer's trace headers and the
+    /// budget's settings).
+    pub retry_budget: Option<BudgetCheck>,
 }
 
 /// Upstream calls counted at both ends.
@@ -119,6 +137,55 @@ pub struct CallsReport {
     pub counted_by_upstream: UpstreamCalls,
     /// Sum of the services' `x-upstream-calls` headers: unprotected, protected.
     pub reported_by_services: [u64; 2],
+}
+
+/// Which of the numbers a run had a source for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Measured {
+    /// The comparison row (unprotected / direct).
+    pub comparison: bool,
+    /// The breaker's state and transitions.
+    pub breaker: bool,
+    /// Bulkhead rejections.
+    pub bulkhead: bool,
+    /// Retry-budget denials.
+    pub budget_denials: bool,
+    /// The retry-budget bound (each answer's trace headers and the budget's settings).
+    pub budget_bound: bool,
+}
+
+impl Measured {
+    /// Everything: the built-in demo.
+    pub const ALL: Self = Self {
+        comparison: true,
+        breaker: true,
+        bulkhead: true,
+        budget_denials: true,
+        budget_bound: true,
+    };
+}
+
+/// A run against a target, as the JSON report shows it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TargetReport {
+    /// The load's URL template.
+    pub target: String,
+    /// Where the proxy forwarded (`builtin`: the gameday's own upstream).
+    pub upstream: String,
+    /// Where the proxy listened.
+    pub proxy: String,
+    /// The metrics endpoint read, if any.
+    pub metrics: Option<String>,
+    /// The breaker followed there.
+    pub breaker: Option<String>,
+    /// The direct row's URL template, if any.
+    pub direct: Option<String>,
+    /// Per phase: calls through the proxy (the target's, those it gave up on, the direct ones).
+    pub proxy_calls: Vec<crate::proxy::PhaseCalls>,
+    /// Per phase: what the metrics' counters rose by (`null`: not exported).
+    pub counters: Vec<PhaseCounters>,
+    /// Reads of the metrics endpoint that worked, and that failed.
+    pub scrapes: (u64, u64),
 }
 
 /// A change of the breaker's state.
@@ -139,8 +206,19 @@ pub struct Report {
     pub rate_per_service: u32,
     /// Seconds per phase.
     pub phase_secs: u32,
-    /// The protected service's pipeline.
-    pub settings: SettingsReport,
+    /// The protected service's pipeline (the built-in demo's; unknown for a target).
+    pub settings: Option<SettingsReport>,
+    /// The protected service's (or the target's) per-request deadline (ms).
+    pub deadline_ms: u64,
+    /// The two rows' names: `unprotected` / `protected` in the demo, `direct`
+    /// (the dependency called through the proxy; empty when there is none) /
+    /// `target` against a target.
+    pub rows: [&'static str; 2],
+    /// What was measured; a `false` here leaves its columns `-` and its checks
+    /// not checked.
+    pub measured: Measured,
+    /// A run against a target: where everything was, and the proxy's counts.
+    pub target: Option<TargetReport>,
     /// Scheduling slack allowed on top of the deadline for the protected p99 (ms).
     pub p99_slack_ms: f64,
     /// The six phases.
@@ -219,14 +297,22 @@ pub fn build(run: &RunData) -> Report {
                 protected: ServiceStats::of(run.of(Service::Protected, i)),
             },
             breaker: breaker_phase(&run.breaker, span),
-            retry_budget: budget_check(
-                &protected,
-                (span.start_ns, span.end_ns),
-                st.deadline_ns,
-                budget,
-            ),
+            retry_budget: run.target.is_none().then(|| {
+                budget_check(
+                    &protected,
+                    (span.start_ns, span.end_ns),
+                    st.deadline_ns,
+                    budget,
+                )
+            }),
         })
         .collect();
+    let mut phases: Vec<PhaseReport> = phases;
+    if let Some(t) = &run.target {
+        for (i, p) in phases.iter_mut().enumerate() {
+            from_proxy_and_metrics(p, t, i);
+        }
+    }
     let recovery_second_half = run.phases.get(RECOVERY).map_or_else(Pair::default, |span| {
         let half = span.start_ns + (span.end_ns - span.start_ns) / 2;
         let late = |svc: Service| {
@@ -255,11 +341,39 @@ pub fn build(run: &RunData) -> Report {
             last = Some(s);
         }
     }
+    let (measured, target) = run.target.as_ref().map_or((Measured::ALL, None), |t| {
+        let has =
+            |pick: fn(&PhaseCounters) -> Option<u64>| t.counters.iter().any(|c| pick(c).is_some());
+        (
+            Measured {
+                comparison: t.direct.is_some(),
+                breaker: t.breaker_read,
+                bulkhead: has(|c| c.bulkhead_rejections),
+                budget_denials: has(|c| c.budget_denials),
+                budget_bound: false,
+            },
+            Some(TargetReport {
+                target: t.target.clone(),
+                upstream: t.upstream.clone(),
+                proxy: t.proxy.clone(),
+                metrics: t.metrics.clone(),
+                breaker: t.breaker.clone(),
+                direct: t.direct.clone(),
+                proxy_calls: t.calls.clone(),
+                counters: t.counters.clone(),
+                scrapes: t.scrapes,
+            }),
+        )
+    });
     Report {
         seed: run.seed,
         rate_per_service: run.rate,
         phase_secs: run.phase_secs,
-        settings: st.report(),
+        settings: run.target.is_none().then(|| st.report()),
+        deadline_ms: st.deadline_ns / 1_000_000,
+        rows: Service::BOTH.map(|s| run.row_name(s)),
+        measured,
+        target,
         p99_slack_ms: P99_SLACK_MS,
         phases,
         recovery_second_half,
@@ -276,6 +390,32 @@ pub fn build(run: &RunData) -> Report {
     }
 }
 
+/// Against a target the per-answer trace headers are missing: upstream calls and
+/// abandoned calls come from the proxy, rejections and denials from the metrics.
+fn from_proxy_and_metrics(p: &mut PhaseReport, t: &TargetData, i: usize) {
+    let calls = t.calls.get(i).copied().unwrap_or_default();
+    let counters = t.counters.get(i).copied().unwrap_or_default();
+    let per = |n: u64, s: &ServiceStats| {
+        if s.requests == 0 {
+            0.0
+        } else {
+            n as f64 / s.requests as f64
+        }
+    };
+    let q = &mut p.services.protected;
+    q.upstream_calls = calls.target;
+    q.calls_per_request = per(calls.target, q);
+    q.retries = 0;
+    q.attempt_timeouts = calls.target_abandoned;
+    q.bulkhead_rejections = counters.bulkhead_rejections.unwrap_or(0);
+    q.bulkhead_rejections_by_priority = [0; 4];
+    q.breaker_rejections = 0;
+    q.budget_denials = counters.budget_denials.unwrap_or(0);
+    let u = &mut p.services.unprotected;
+    u.upstream_calls = calls.direct;
+    u.calls_per_request = per(calls.direct, u);
+}
+
 fn opt_ms(v: Option<f64>) -> String {
     v.map_or_else(|| "-".into(), |x| format!("{x:.1}"))
 }
@@ -287,8 +427,27 @@ pub fn table(r: &Report) -> String {
     let _ = writeln!(
         out,
         "seawall gameday: seed {}, {} requests/s to each service, 6 phases of {} s, deadline {} ms",
-        r.seed, r.rate_per_service, r.phase_secs, r.settings.deadline_ms
+        r.seed, r.rate_per_service, r.phase_secs, r.deadline_ms
     );
+    if let Some(t) = &r.target {
+        let _ = writeln!(
+            out,
+            "target {} (its dependency: {} through the proxy {}); metrics {}",
+            t.target,
+            t.upstream,
+            t.proxy,
+            t.metrics.as_deref().unwrap_or("not read")
+        );
+        let _ = writeln!(
+            out,
+            "rows: target = your service; {}calls/req and timeouts (calls it gave up on) counted by the proxy",
+            if r.measured.comparison {
+                "direct = the dependency called straight through the proxy (no protection); "
+            } else {
+                ""
+            }
+        );
+    }
     let _ = writeln!(
         out,
         "success = answered with product data (fresh or stale); degraded = stale-cache answers; \
@@ -316,19 +475,27 @@ pub fn table(r: &Report) -> String {
         "{:<17} {:<11} {:>5} {:>8} {:>9} {:>8} {:>8} {:>9} {:>8} {:>8} {:>8} {:>8}",
         "", "", "", "", "", "", "", "", "", "changes", "rejects", "denials"
     );
+    let m = &r.measured;
+    let shown = |on: bool, n: u64| if on { n.to_string() } else { "-".into() };
     for p in &r.phases {
+        let mut first = true;
         for svc in Service::BOTH {
+            let name = r.rows[svc as usize];
+            if name.is_empty() {
+                continue;
+            }
             let s = p.services.get(svc);
-            let label = if svc == Service::Unprotected {
+            let label = if first {
                 format!("{} {}", p.number, p.name)
             } else {
                 String::new()
             };
+            first = false;
             let (br, bh, bd) = if svc == Service::Protected {
                 (
-                    p.breaker.transitions.to_string(),
-                    s.bulkhead_rejections.to_string(),
-                    s.budget_denials.to_string(),
+                    shown(m.breaker, p.breaker.transitions),
+                    shown(m.bulkhead, s.bulkhead_rejections),
+                    shown(m.budget_denials, s.budget_denials),
                 )
             } else {
                 ("-".into(), "-".into(), "-".into())
@@ -337,7 +504,7 @@ pub fn table(r: &Report) -> String {
                 out,
                 "{:<17} {:<11} {:>5} {:>8.1} {:>9.1} {:>8} {:>8} {:>9.2} {:>8} {:>8} {:>8} {:>8}",
                 label,
-                svc.name(),
+                name,
                 s.requests,
                 s.success_pct,
                 s.degraded_pct,
@@ -354,7 +521,7 @@ pub fn table(r: &Report) -> String {
     let shed: Vec<String> = r
         .phases
         .iter()
-        .filter(|p| p.services.protected.bulkhead_rejections > 0)
+        .filter(|p| r.target.is_none() && p.services.protected.bulkhead_rejections > 0)
         .map(|p| {
             let [c, h, n, l] = p.services.protected.bulkhead_rejections_by_priority;
             format!("phase {}: {c}/{h}/{n}/{l}", p.number)
@@ -368,6 +535,14 @@ pub fn table(r: &Report) -> String {
         );
     }
     let c = &r.upstream_calls;
+    if r.target.is_some() {
+        let _ = writeln!(
+            out,
+            "\ncalls through the proxy: {} from the target, {} direct",
+            c.counted_by_upstream.protected, c.counted_by_upstream.unprotected
+        );
+        return out;
+    }
     let _ = writeln!(
         out,
         "upstream calls: counted by the upstream {} unprotected / {} protected; \
