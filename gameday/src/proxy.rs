@@ -26,6 +26,9 @@ use crate::http::{Client, Server};
 use crate::phases::{Faults, PHASES};
 use crate::upstream::CALLER_HEADER;
 
+/// The phase index before the first phase (the warm-up): calls then are not counted.
+const BEFORE_THE_PHASES: usize = usize::MAX;
+
 /// `x-caller` value of the gameday's own direct calls to the dependency.
 pub const DIRECT_CALLER: &str = "gameday-direct";
 
@@ -74,7 +77,7 @@ impl Proxy {
                 faults: Injector::new(seed, stopping),
                 client: Client::new(),
                 upstream: upstream.trim_end_matches('/').to_owned(),
-                phase: AtomicUsize::new(0),
+                phase: AtomicUsize::new(BEFORE_THE_PHASES),
                 counts: Default::default(),
             });
             inner = Some(Arc::clone(&state));
@@ -135,17 +138,17 @@ async fn forward(
     mut headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let phase = s.phase.load(Ordering::Relaxed).min(PHASES.len() - 1);
-    let counts = &s.counts[phase];
     let direct = headers
         .get(CALLER_HEADER)
         .is_some_and(|v| v.as_bytes() == DIRECT_CALLER.as_bytes());
     let mut guard = Answered { abandoned: None };
-    if direct {
-        counts.direct.fetch_add(1, Ordering::Relaxed);
-    } else {
-        counts.target.fetch_add(1, Ordering::Relaxed);
-        guard.abandoned = Some(&counts.target_abandoned);
+    if let Some(counts) = s.counts.get(s.phase.load(Ordering::Relaxed)) {
+        if direct {
+            counts.direct.fetch_add(1, Ordering::Relaxed);
+        } else {
+            counts.target.fetch_add(1, Ordering::Relaxed);
+            guard.abandoned = Some(&counts.target_abandoned);
+        }
     }
     let reply = relay(&s, method, &uri, &mut headers, body).await;
     guard.abandoned = None;
@@ -175,6 +178,8 @@ async fn relay(
     {
         Ok(r) => {
             let mut resp = (r.status, r.body).into_response();
+            // The upstream's headers, not the defaults of a bytes body.
+            resp.headers_mut().remove(header::CONTENT_TYPE);
             for (k, v) in &r.headers {
                 if k != header::TRANSFER_ENCODING
                     && k != header::CONNECTION

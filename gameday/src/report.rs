@@ -601,6 +601,7 @@ mod tests {
             breaker,
             upstream_calls: UpstreamCalls::default(),
             wall_secs: 61.04,
+            target: None,
         }
     }
 
@@ -682,5 +683,72 @@ mod tests {
                 .filter(|l| l.get(18..29).map(str::trim) == Some(svc));
             assert_eq!(rows.count(), 6, "{svc}");
         }
+    }
+
+    #[test]
+    fn a_target_run_takes_its_counts_from_the_proxy_and_the_metrics() {
+        use crate::proxy::PhaseCalls;
+        use crate::target::{PhaseCounters, TargetData};
+        let mut xs = Vec::new();
+        // Phase 3: four target requests, two direct ones.
+        for t in [25_000, 26_000, 27_000, 28_000] {
+            xs.push(sample(Service::Protected, 2, t, true));
+        }
+        for t in [25_000, 26_000] {
+            xs.push(sample(Service::Unprotected, 2, t, true));
+        }
+        let mut data = run(xs, vec![(5 * S, State::Closed)]);
+        let mut calls = vec![PhaseCalls::default(); 6];
+        calls[2] = PhaseCalls {
+            target: 6,
+            target_abandoned: 3,
+            direct: 2,
+        };
+        let mut counters = vec![PhaseCounters::default(); 6];
+        counters[2] = PhaseCounters {
+            breaker_transitions: Some(4),
+            bulkhead_rejections: Some(9),
+            budget_denials: None,
+        };
+        data.target = Some(TargetData {
+            target: "http://t/p/{id}".into(),
+            upstream: "builtin".into(),
+            proxy: "http://127.0.0.1:9".into(),
+            metrics: Some("http://t/metrics".into()),
+            breaker: None,
+            deadline_ns: 1_000_000_000,
+            direct: Some("http://127.0.0.1:9/inventory/{id}".into()),
+            calls,
+            counters,
+            breaker_read: true,
+            scrapes: (10, 1),
+        });
+        let r = build(&data);
+        assert_eq!(r.rows, ["direct", "target"]);
+        assert!(r.settings.is_none());
+        let m = r.measured;
+        assert!(m.comparison && m.breaker && m.bulkhead && !m.budget_denials && !m.budget_bound);
+        let p = &r.phases[2];
+        assert!(p.retry_budget.is_none());
+        let q = &p.services.protected;
+        // 6 calls for 4 requests, 3 given up on; the headers' 1 call each is not used.
+        assert_eq!((q.upstream_calls, q.attempt_timeouts), (6, 3));
+        assert!((q.calls_per_request - 1.5).abs() < 1e-9);
+        assert_eq!((q.bulkhead_rejections, q.budget_denials), (9, 0));
+        assert!((p.services.unprotected.calls_per_request - 1.0).abs() < 1e-9);
+        let t = table(&r);
+        let row = t.lines().find(|l| l.starts_with("3 +2000ms")).unwrap();
+        assert!(row.contains(" direct "), "{row}");
+        // The target row of phase 3: budget denials are not exported, so "-".
+        let next = t
+            .lines()
+            .skip_while(|l| !l.starts_with("3 +2000ms"))
+            .nth(1)
+            .unwrap();
+        assert!(
+            next.contains(" target ") && next.trim_end().ends_with('-'),
+            "{next}"
+        );
+        assert!(next.contains(" 1.50 ") && next.contains(" 9 "), "{next}");
     }
 }
