@@ -140,6 +140,9 @@ pub struct CallsReport {
 }
 
 /// Which of the numbers a run had a source for.
+// Each flag is a separate fact about the run (and a field of the JSON report), not
+// a state machine in disguise.
+#[allow(clippy::struct_excessive_bools)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Measured {
     /// The comparison row (unprotected / direct).
@@ -341,30 +344,7 @@ pub fn build(run: &RunData) -> Report {
             last = Some(s);
         }
     }
-    let (measured, target) = run.target.as_ref().map_or((Measured::ALL, None), |t| {
-        let has =
-            |pick: fn(&PhaseCounters) -> Option<u64>| t.counters.iter().any(|c| pick(c).is_some());
-        (
-            Measured {
-                comparison: t.direct.is_some(),
-                breaker: t.breaker_read,
-                bulkhead: has(|c| c.bulkhead_rejections),
-                budget_denials: has(|c| c.budget_denials),
-                budget_bound: false,
-            },
-            Some(TargetReport {
-                target: t.target.clone(),
-                upstream: t.upstream.clone(),
-                proxy: t.proxy.clone(),
-                metrics: t.metrics.clone(),
-                breaker: t.breaker.clone(),
-                direct: t.direct.clone(),
-                proxy_calls: t.calls.clone(),
-                counters: t.counters.clone(),
-                scrapes: t.scrapes,
-            }),
-        )
-    });
+    let (measured, target) = target_parts(run);
     Report {
         seed: run.seed,
         rate_per_service: run.rate,
@@ -388,6 +368,34 @@ pub fn build(run: &RunData) -> Report {
         checks: Vec::new(),
         wall_secs: (run.wall_secs * 10.0).round() / 10.0,
     }
+}
+
+/// What was measured, and the target's part of the report (none for the demo).
+fn target_parts(run: &RunData) -> (Measured, Option<TargetReport>) {
+    run.target.as_ref().map_or((Measured::ALL, None), |t| {
+        let has =
+            |pick: fn(&PhaseCounters) -> Option<u64>| t.counters.iter().any(|c| pick(c).is_some());
+        (
+            Measured {
+                comparison: t.direct.is_some(),
+                breaker: t.breaker_read,
+                bulkhead: has(|c| c.bulkhead_rejections),
+                budget_denials: has(|c| c.budget_denials),
+                budget_bound: false,
+            },
+            Some(TargetReport {
+                target: t.target.clone(),
+                upstream: t.upstream.clone(),
+                proxy: t.proxy.clone(),
+                metrics: t.metrics.clone(),
+                breaker: t.breaker.clone(),
+                direct: t.direct.clone(),
+                proxy_calls: t.calls.clone(),
+                counters: t.counters.clone(),
+                scrapes: t.scrapes,
+            }),
+        )
+    })
 }
 
 /// Against a target the per-answer trace headers are missing: upstream calls and
@@ -416,6 +424,67 @@ fn from_proxy_and_metrics(p: &mut PhaseReport, t: &TargetData, i: usize) {
     u.calls_per_request = per(calls.direct, u);
 }
 
+/// The table's lines about a target: where everything was, and what the rows are.
+fn target_header(out: &mut String, r: &Report) {
+    if let Some(t) = &r.target {
+        let _ = writeln!(
+            *out,
+            "target {} (its dependency: {} through the proxy {}); metrics {}",
+            t.target,
+            t.upstream,
+            t.proxy,
+            t.metrics.as_deref().unwrap_or("not read")
+        );
+        let _ = writeln!(
+            *out,
+            "rows: target = your service; {}calls/req and timeouts (calls it gave up on) counted by the proxy",
+            if r.measured.comparison {
+                "direct = the dependency called straight through the proxy (no protection); "
+            } else {
+                ""
+            }
+        );
+    }
+}
+
+/// The lines under the table: bulkhead rejections by priority, upstream calls.
+fn footer(out: &mut String, r: &Report) {
+    let shed: Vec<String> = r
+        .phases
+        .iter()
+        .filter(|p| r.target.is_none() && p.services.protected.bulkhead_rejections > 0)
+        .map(|p| {
+            let [c, h, n, l] = p.services.protected.bulkhead_rejections_by_priority;
+            format!("phase {}: {c}/{h}/{n}/{l}", p.number)
+        })
+        .collect();
+    if !shed.is_empty() {
+        let _ = writeln!(
+            *out,
+            "\nbulkhead rejections by priority (critical/high/normal/low): {}",
+            shed.join(", ")
+        );
+    }
+    let c = &r.upstream_calls;
+    if r.target.is_some() {
+        let _ = writeln!(
+            *out,
+            "\ncalls through the proxy: {} from the target, {} direct",
+            c.counted_by_upstream.protected, c.counted_by_upstream.unprotected
+        );
+        return;
+    }
+    let _ = writeln!(
+        *out,
+        "upstream calls: counted by the upstream {} unprotected / {} protected; \
+         reported by the services {} / {}",
+        c.counted_by_upstream.unprotected,
+        c.counted_by_upstream.protected,
+        c.reported_by_services[0],
+        c.reported_by_services[1]
+    );
+}
+
 fn opt_ms(v: Option<f64>) -> String {
     v.map_or_else(|| "-".into(), |x| format!("{x:.1}"))
 }
@@ -429,25 +498,7 @@ pub fn table(r: &Report) -> String {
         "seawall gameday: seed {}, {} requests/s to each service, 6 phases of {} s, deadline {} ms",
         r.seed, r.rate_per_service, r.phase_secs, r.deadline_ms
     );
-    if let Some(t) = &r.target {
-        let _ = writeln!(
-            out,
-            "target {} (its dependency: {} through the proxy {}); metrics {}",
-            t.target,
-            t.upstream,
-            t.proxy,
-            t.metrics.as_deref().unwrap_or("not read")
-        );
-        let _ = writeln!(
-            out,
-            "rows: target = your service; {}calls/req and timeouts (calls it gave up on) counted by the proxy",
-            if r.measured.comparison {
-                "direct = the dependency called straight through the proxy (no protection); "
-            } else {
-                ""
-            }
-        );
-    }
+    target_header(&mut out, r);
     let _ = writeln!(
         out,
         "success = answered with product data (fresh or stale); degraded = stale-cache answers; \
@@ -518,40 +569,7 @@ pub fn table(r: &Report) -> String {
             );
         }
     }
-    let shed: Vec<String> = r
-        .phases
-        .iter()
-        .filter(|p| r.target.is_none() && p.services.protected.bulkhead_rejections > 0)
-        .map(|p| {
-            let [c, h, n, l] = p.services.protected.bulkhead_rejections_by_priority;
-            format!("phase {}: {c}/{h}/{n}/{l}", p.number)
-        })
-        .collect();
-    if !shed.is_empty() {
-        let _ = writeln!(
-            out,
-            "\nbulkhead rejections by priority (critical/high/normal/low): {}",
-            shed.join(", ")
-        );
-    }
-    let c = &r.upstream_calls;
-    if r.target.is_some() {
-        let _ = writeln!(
-            out,
-            "\ncalls through the proxy: {} from the target, {} direct",
-            c.counted_by_upstream.protected, c.counted_by_upstream.unprotected
-        );
-        return out;
-    }
-    let _ = writeln!(
-        out,
-        "upstream calls: counted by the upstream {} unprotected / {} protected; \
-         reported by the services {} / {}",
-        c.counted_by_upstream.unprotected,
-        c.counted_by_upstream.protected,
-        c.reported_by_services[0],
-        c.reported_by_services[1]
-    );
+    footer(&mut out, r);
     out
 }
 

@@ -196,7 +196,7 @@ async fn demo(
     let breaker = sampler
         .await
         .map_err(|e| format!("the breaker sampler failed: {e}"))?;
-    let (phases, samples) = driven?;
+    let (phases, answers) = driven?;
     let upstream_calls = upstream::calls_so_far(&bench.admin, base, ADMIN_TIMEOUT).await?;
     Ok(RunData {
         seed: plan.seed,
@@ -204,7 +204,7 @@ async fn demo(
         phase_secs: plan.phase_secs,
         settings: *settings,
         phases,
-        samples,
+        samples: answers,
         breaker,
         upstream_calls,
         wall_secs: 0.0,

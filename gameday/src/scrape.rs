@@ -139,14 +139,16 @@ pub fn rise(
     // A counter that went down was reset (the service restarted): what it holds
     // now is what it counted since.
     let d = if y >= x { y - x } else { y };
-    Some(d.round() as u64)
+    // A count: whole, and at least 0 (a negative counter reads as 0).
+    #[allow(clippy::cast_sign_loss, clippy::cast_possible_truncation)]
+    Some(d.max(0.0).round() as u64)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// What `seawall.prometheus.SeawallCollector` prints through prometheus_client.
+    /// What `seawall.prometheus.SeawallCollector` prints through `prometheus_client`.
     const PYTHON: &str = "\
 # HELP seawall_circuit_breaker_state Circuit breakers of this name in each state.
 # TYPE seawall_circuit_breaker_state gauge

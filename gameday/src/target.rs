@@ -18,7 +18,7 @@ use crate::http::{Client, Server};
 use crate::load::Endpoint;
 use crate::phases::Faults;
 use crate::proxy::{PhaseCalls, Proxy};
-use crate::report::RunData;
+use crate::report::{PhaseSpan, RunData};
 use crate::run::{Bench, Plan, STOP_GRACE, drive};
 use crate::scrape::{self, Reading, rise};
 use crate::settings::Settings;
@@ -227,19 +227,8 @@ async fn against(
             .map_err(|e| format!("the metrics sampler failed: {e}"))?,
         None => (Vec::new(), 0),
     };
-    let (mut phases, samples) = driven?;
-    let counters: Vec<PhaseCounters> = phases
-        .iter()
-        .map(|p| {
-            let span = (p.start_ns, p.end_ns);
-            let count = |pick: fn(&Reading) -> Option<f64>| rise(&readings, span, pick);
-            PhaseCounters {
-                breaker_transitions: count(|r| r.transitions),
-                bulkhead_rejections: count(|r| r.bulkhead_rejections),
-                budget_denials: count(|r| r.budget_denials),
-            }
-        })
-        .collect();
+    let (mut phases, answers) = driven?;
+    let counters = counters(&phases, &readings);
     for (p, c) in phases.iter_mut().zip(&counters) {
         p.breaker_transitions = c.breaker_transitions.unwrap_or(0);
     }
@@ -259,7 +248,7 @@ async fn against(
         phase_secs: plan.phase_secs,
         settings,
         phases,
-        samples,
+        samples: answers,
         breaker,
         upstream_calls: UpstreamCalls {
             protected: calls.iter().map(|c| c.target).sum(),
@@ -281,6 +270,22 @@ async fn against(
             scrapes: (readings.len() as u64, failed),
         }),
     })
+}
+
+/// What each counter of the metrics rose by in each phase.
+fn counters(phases: &[PhaseSpan], readings: &[(u64, Reading)]) -> Vec<PhaseCounters> {
+    phases
+        .iter()
+        .map(|p| {
+            let span = (p.start_ns, p.end_ns);
+            let count = |pick: fn(&Reading) -> Option<f64>| rise(readings, span, pick);
+            PhaseCounters {
+                breaker_transitions: count(|r| r.transitions),
+                bulkhead_rejections: count(|r| r.bulkhead_rejections),
+                budget_denials: count(|r| r.budget_denials),
+            }
+        })
+        .collect()
 }
 
 /// Wait until `url` gives any HTTP answer, within [`READY_WITHIN`].
