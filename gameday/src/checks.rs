@@ -71,7 +71,7 @@ fn if_known(known: bool, why: &str, c: Check) -> Check {
         Check {
             checked: false,
             passed: false,
-            detail: format!("not checked: {why}"),
+            detail: why.to_owned(),
             ..c
         }
     }
@@ -136,7 +136,12 @@ fn timeouts_fired(r: &Report) -> Check {
         "with +2000 ms upstream latency the protected service's attempt timeouts fire",
         |p| {
             let n = p.services.protected.attempt_timeouts;
-            (n > 0, format!("protected attempt timeouts: {n}"))
+            let what = if r.target.is_some() {
+                "calls the target gave up on (counted by the proxy)"
+            } else {
+                "protected attempt timeouts"
+            };
+            (n > 0, format!("{what}: {n}"))
         },
     )
 }
