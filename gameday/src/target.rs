@@ -170,7 +170,10 @@ pub async fn run(
     }
     let mut data = result?;
     if let Some(td) = data.target.as_mut() {
-        td.upstream = t.upstream.clone().unwrap_or_else(|| "builtin".into());
+        td.upstream = t
+            .upstream
+            .clone()
+            .unwrap_or_else(|| crate::cli::BUILTIN_UPSTREAM.into());
     }
     data.wall_secs = wall.elapsed().as_secs_f64();
     Ok(data)
