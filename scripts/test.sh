@@ -102,6 +102,18 @@ esac
 step "gameday --quick (release): the chaos experiment over loopback HTTP; every check must hold"
 cargo run -q --release --locked -p seawall-gameday -- --quick --out target/gameday-quick
 
+# The same binary against the example services, through its fault-injecting proxy
+# (scripts/gameday-target.sh; exit 3: the example's environment is missing).
+for example in node python; do
+  step "gameday --quick against the $example example service (--target, its breaker from /metrics); every check must hold"
+  rc=0; bash scripts/gameday-target.sh "$example" || rc=$?
+  case $rc in
+    0) ;;
+    3) skipped+=("gameday against the $example example: its environment (addon / venv) is missing") ;;
+    *) exit "$rc" ;;
+  esac
+done
+
 step "benchmarks compile"
 cargo check -q --locked -p seawall-benches --benches
 

@@ -6,12 +6,22 @@
 // DESIGN §9 order by `pipeline`; every request has a 3 s deadline; a priority
 // load shedder in front sheds low-priority paths first. Answers report
 // `_meta.degraded` (and which dependencies answered from a fallback).
+// `GET /metrics` exports every breaker, bulkhead and the retry budget in
+// Prometheus text through seawall's prom-client integration (registerMetrics).
+//
+// Run it: node examples/node-service/service.js [--port N] [--inventory-url URL]
+//   [--open-duration-ms MS] [--deadline-ms MS]. With --inventory-url the inventory dependency is
+// that server (`GET {URL}/inventory/{id}`); without it, and for the other
+// dependencies, in-process fakes answer. --port 0 takes an ephemeral port; the
+// first line printed names the URL. The gameday runs against it through its
+// fault-injecting proxy (gameday/README.md, "Against your own service").
 
 const http = require('node:http');
 const path = require('node:path');
+const bindings = path.join(__dirname, '..', '..', 'bindings-node');
 const {
-  Bulkhead, CircuitBreaker, Retry, RetryBudget, timeout, pipeline, Deadline, isSeawallError,
-} = require(path.join(__dirname, '..', '..', 'bindings-node'));
+  Bulkhead, CircuitBreaker, Retry, RetryBudget, timeout, pipeline, Deadline, isSeawallError, registerMetrics,
+} = require(bindings);
 
 const REQUEST_DEADLINE_MS = 3000;
 
@@ -36,21 +46,23 @@ async function getJson(url, signal) {
 }
 
 /** One dependency's protection, DESIGN §9 order. */
-function dependency(name, { maxConcurrent = 20, timeoutMs = 800, attempts = 2, fallback, budget }) {
+function dependency(name, { maxConcurrent = 20, timeoutMs = 800, attempts = 2, fallback, budget, openDurationMs = 10_000 }) {
   const breaker = new CircuitBreaker({
     name,
     window: { kind: 'count', size: 20 },
     minimumCalls: 5,
     failureRateThreshold: 50,
-    openDurationMs: 10_000,
+    openDurationMs,
     // A 4xx is the caller's problem, not the dependency's.
     isFailure: (e) => !(e && e.status >= 400 && e.status < 500),
   });
+  const bulkhead = new Bulkhead({ name, maxConcurrent, maxQueue: maxConcurrent, queueTimeoutMs: 200 });
   return {
     name,
     breaker,
+    bulkhead,
     policy: pipeline({
-      bulkhead: new Bulkhead({ name, maxConcurrent, maxQueue: maxConcurrent, queueTimeoutMs: 200 }),
+      bulkhead,
       breaker,
       retry: new Retry({
         attempts,
@@ -68,23 +80,37 @@ function dependency(name, { maxConcurrent = 20, timeoutMs = 800, attempts = 2, f
 /**
  * Build the service. `deps`: `{ db: { getProduct(id, signal) }, inventoryUrl,
  * reviewsUrl, recommendationsUrl }`; `options.maxConcurrentRequests` sizes the
- * load shedder (default 100).
+ * load shedder (default 100), `options.openDurationMs` how long the breakers
+ * stay open (default 10 000 ms), `options.deadlineMs` each request's deadline
+ * (default 3000 ms).
  */
 function createService(deps, options = {}) {
   const budget = new RetryBudget({ name: 'outbound' });
-  const database = dependency('database', { maxConcurrent: 10, timeoutMs: 500, attempts: 1, budget });
-  const inventory = dependency('inventory', { budget, fallback: () => ({ available: null, status: 'unknown' }) });
-  const reviews = dependency('reviews', { budget, fallback: () => [] });
-  const recommendations = dependency('recommendations', { timeoutMs: 300, attempts: 1, budget, fallback: () => [] });
+  const open = { openDurationMs: options.openDurationMs };
+  const deadlineMs = options.deadlineMs || REQUEST_DEADLINE_MS;
+  const database = dependency('database', { maxConcurrent: 10, timeoutMs: 500, attempts: 1, budget, ...open });
+  const inventory = dependency('inventory', { budget, fallback: () => ({ available: null, status: 'unknown' }), ...open });
+  const reviews = dependency('reviews', { budget, fallback: () => [], ...open });
+  const recommendations = dependency('recommendations', { timeoutMs: 300, attempts: 1, budget, fallback: () => [], ...open });
   const shedder = new Bulkhead({
     name: 'requests',
     maxConcurrent: options.maxConcurrentRequests || 100,
     maxQueue: 0,
     shares: { critical: 100, high: 80, normal: 50, low: 20 },
   });
+  const all = [database, inventory, reviews, recommendations];
+  // prom-client is bindings-node's (dev) dependency: resolved from there.
+  const prom = require(require.resolve('prom-client', { paths: [bindings] }));
+  const registry = new prom.Registry();
+  registerMetrics(registry, {
+    client: prom,
+    breakers: all.map((d) => d.breaker),
+    bulkheads: [shedder, ...all.map((d) => d.bulkhead)],
+    budgets: [budget],
+  });
 
   async function productDetails(id, signal) {
-    const deadline = new Deadline(REQUEST_DEADLINE_MS);
+    const deadline = new Deadline(deadlineMs);
     const opts = (key) => ({ key, signal, deadline });
     const [product, inv, rev, recs] = await Promise.all([
       database.policy.execute(({ signal: s }) => deps.db.getProduct(id, s), opts(`product:${id}`)),
@@ -103,8 +129,8 @@ function createService(deps, options = {}) {
         degraded: degradedDependencies.length > 0,
         degradedDependencies,
         sources: Object.fromEntries(Object.entries(parts).map(([k, v]) => [k, v.source])),
-        deadlineMs: REQUEST_DEADLINE_MS,
-        elapsedMs: Math.round(REQUEST_DEADLINE_MS - deadline.remainingMs()),
+        deadlineMs,
+        elapsedMs: Math.round(deadlineMs - deadline.remainingMs()),
       },
     };
   }
@@ -116,8 +142,12 @@ function createService(deps, options = {}) {
 
   async function route(req, res, signal) {
     const { pathname } = new URL(req.url, 'http://localhost');
+    if (pathname === '/metrics') {
+      res.writeHead(200, { 'content-type': registry.contentType });
+      return res.end(await registry.metrics());
+    }
     if (pathname === '/health') {
-      const breakers = [database, inventory, reviews, recommendations].map((d) => [d.name, d.breaker.state]);
+      const breakers = all.map((d) => [d.name, d.breaker.state]);
       return send(res, 200, { status: 'ok', breakers: Object.fromEntries(breakers), requests: shedder.metrics() });
     }
     const m = /^\/api\/products\/([^/]+)$/.exec(pathname);
@@ -144,20 +174,53 @@ function createService(deps, options = {}) {
 
 module.exports = { createService, priorityOf };
 
+/** `--name value` flags of the command line. */
+function flags(argv) {
+  const out = {};
+  for (let i = 0; i < argv.length; i += 2) {
+    const m = /^--([a-z-]+)$/.exec(argv[i]);
+    if (!m || argv[i + 1] === undefined) throw new Error(`usage: service.js [--port N] [--inventory-url URL] [--open-duration-ms MS] [--deadline-ms MS], not ${argv[i]}`);
+    out[m[1]] = argv[i + 1];
+  }
+  return out;
+}
+
 if (require.main === module) {
   // A demo with in-process fake dependencies: node examples/node-service/service.js
+  let opts;
+  try {
+    opts = flags(process.argv.slice(2));
+  } catch (e) {
+    console.error(e.message);
+    process.exit(2);
+  }
   const fake = http.createServer((req, res) => {
     res.writeHead(200, { 'content-type': 'application/json' });
     const id = req.url.split('/').pop();
     if (req.url.startsWith('/inventory')) res.end(JSON.stringify({ id, available: 7 }));
     else if (req.url.startsWith('/reviews')) res.end(JSON.stringify([{ stars: 5, text: 'sturdy' }]));
     else res.end(JSON.stringify([{ id: 'p2' }]));
-  }).listen(0, () => {
+  }).listen(0, '127.0.0.1', () => {
     const base = `http://127.0.0.1:${fake.address().port}`;
     const db = { getProduct: async (id) => ({ id, name: `Product ${id}`, price: 9.99 }) };
-    const server = createService({ db, inventoryUrl: base, reviewsUrl: base, recommendationsUrl: base });
-    server.listen(Number(process.env.PORT) || 3000, () => {
-      console.log(`product details on http://localhost:${server.address().port}/api/products/1`);
+    const inventoryUrl = (opts['inventory-url'] || base).replace(/\/$/, '');
+    const num = (k) => (opts[k] === undefined ? undefined : Number(opts[k]));
+    const server = createService(
+      { db, inventoryUrl, reviewsUrl: base, recommendationsUrl: base },
+      { openDurationMs: num('open-duration-ms'), deadlineMs: num('deadline-ms') },
+    );
+    const port = opts.port !== undefined ? Number(opts.port) : Number(process.env.PORT) || 3000;
+    server.listen(port, '127.0.0.1', () => {
+      console.log(`product details on http://127.0.0.1:${server.address().port}/api/products/1 (inventory: ${inventoryUrl})`);
     });
+    // Stop cleanly on SIGTERM / SIGINT (the gameday's test script sends SIGTERM).
+    const stop = () => {
+      server.close();
+      server.closeAllConnections();
+      fake.close();
+      fake.closeAllConnections();
+    };
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
   });
 }

@@ -25,7 +25,11 @@ pub struct Check {
     pub name: &'static str,
     /// What is expected, in words.
     pub expectation: &'static str,
-    /// Whether it held.
+    /// Whether it was decided at all: `false` when the run had no source for the
+    /// numbers it needs (a target that does not expose them); then it is neither
+    /// passed nor failed.
+    pub checked: bool,
+    /// Whether it held (`false` when not checked).
     pub passed: bool,
     /// The numbers it was decided on.
     pub detail: String,
@@ -49,15 +53,33 @@ pub fn evaluate(r: &Report) -> Vec<Check> {
     ]
 }
 
-/// The names of the checks that failed.
+/// The names of the checks that failed (not those not checked).
 #[must_use]
 pub fn failed(checks: &[Check]) -> Vec<&'static str> {
     checks
         .iter()
-        .filter(|c| !c.passed)
+        .filter(|c| c.checked && !c.passed)
         .map(|c| c.name)
         .collect()
 }
+
+/// `c`, or instead a not-checked entry saying `why`, when `known` is false.
+fn if_known(known: bool, why: &str, c: Check) -> Check {
+    if known {
+        c
+    } else {
+        Check {
+            checked: false,
+            passed: false,
+            detail: why.to_owned(),
+            ..c
+        }
+    }
+}
+
+const NO_BREAKER: &str =
+    "the breaker's state is not known (no --metrics, or it exports no seawall breaker state)";
+const NO_COMPARISON: &str = "no unprotected comparison row (no --direct-path)";
 
 /// A check that needs phase `i`: `decide` gives (passed, detail); a missing phase fails.
 fn on_phase(
@@ -74,6 +96,7 @@ fn on_phase(
     Check {
         name,
         expectation,
+        checked: true,
         passed,
         detail,
     }
@@ -87,10 +110,17 @@ fn baseline_healthy(r: &Report) -> Check {
         "in the baseline both services answer fresh for at least 99 % of requests",
         |p| {
             let (u, q) = (&p.services.unprotected, &p.services.protected);
+            let [un, pn] = r.rows;
+            if !r.measured.comparison {
+                return (
+                    q.fresh_pct >= BASELINE_FRESH_PCT,
+                    format!("fresh: {pn} {:.1} % ({NO_COMPARISON})", q.fresh_pct),
+                );
+            }
             (
                 u.fresh_pct >= BASELINE_FRESH_PCT && q.fresh_pct >= BASELINE_FRESH_PCT,
                 format!(
-                    "fresh: unprotected {:.1} %, protected {:.1} %",
+                    "fresh: {un} {:.1} %, {pn} {:.1} %",
                     u.fresh_pct, q.fresh_pct
                 ),
             )
@@ -106,46 +136,59 @@ fn timeouts_fired(r: &Report) -> Check {
         "with +2000 ms upstream latency the protected service's attempt timeouts fire",
         |p| {
             let n = p.services.protected.attempt_timeouts;
-            (n > 0, format!("protected attempt timeouts: {n}"))
+            let what = if r.target.is_some() {
+                "calls the target gave up on (counted by the proxy)"
+            } else {
+                "protected attempt timeouts"
+            };
+            (n > 0, format!("{what}: {n}"))
         },
     )
 }
 
 fn breaker_opened_under_errors(r: &Report) -> Check {
-    on_phase(
-        r,
-        HALF_ERRORS,
-        "breaker-opened-under-errors",
-        "with 50 % upstream errors the breaker opens during the phase, or is open in it \
+    if_known(
+        r.measured.breaker,
+        NO_BREAKER,
+        on_phase(
+            r,
+            HALF_ERRORS,
+            "breaker-opened-under-errors",
+            "with 50 % upstream errors the breaker opens during the phase, or is open in it \
          (the +2000 ms phase may have opened it already)",
-        |p| {
-            let b = &p.breaker;
-            (
-                b.transitions > 0 || b.states_seen.iter().any(|s| *s != "closed"),
-                format!(
-                    "transitions {}, states seen {:?}, not closed {:.0} % of the phase",
-                    b.transitions, b.states_seen, b.not_closed_pct
-                ),
-            )
-        },
+            |p| {
+                let b = &p.breaker;
+                (
+                    b.transitions > 0 || b.states_seen.iter().any(|s| *s != "closed"),
+                    format!(
+                        "transitions {}, states seen {:?}, not closed {:.0} % of the phase",
+                        b.transitions, b.states_seen, b.not_closed_pct
+                    ),
+                )
+            },
+        ),
     )
 }
 
 fn breaker_closed_in_recovery(r: &Report) -> Check {
-    on_phase(
-        r,
-        RECOVERY,
-        "breaker-closed-in-recovery",
-        "the breaker is closed at the end of the recovery phase",
-        |p| {
-            (
-                p.breaker.state_at_end == "closed",
-                format!(
-                    "state at the end: {}, transitions in recovery: {}",
-                    p.breaker.state_at_end, p.breaker.transitions
-                ),
-            )
-        },
+    if_known(
+        r.measured.breaker,
+        NO_BREAKER,
+        on_phase(
+            r,
+            RECOVERY,
+            "breaker-closed-in-recovery",
+            "the breaker is closed at the end of the recovery phase",
+            |p| {
+                (
+                    p.breaker.state_at_end == "closed",
+                    format!(
+                        "state at the end: {}, transitions in recovery: {}",
+                        p.breaker.state_at_end, p.breaker.transitions
+                    ),
+                )
+            },
+        ),
     )
 }
 
@@ -167,12 +210,23 @@ fn recovery_back_to_baseline(r: &Report) -> Check {
                 not_fresh(late.unprotected.fresh_pct),
                 not_fresh(late.protected.fresh_pct),
             );
-            let measured = late.unprotected.requests > 0 && late.protected.requests > 0;
+            let [un, pn] = r.rows;
+            let protected_ok = late.protected.requests > 0 && lp <= bp + RECOVERY_MARGIN_PP;
+            if !r.measured.comparison {
+                return (
+                    protected_ok,
+                    format!(
+                        "not fresh, baseline -> late recovery: {pn} {bp:.1} % -> {lp:.1} % \
+                         ({NO_COMPARISON})"
+                    ),
+                );
+            }
+            let unprotected_ok = late.unprotected.requests > 0 && lu <= bu + RECOVERY_MARGIN_PP;
             (
-                measured && lu <= bu + RECOVERY_MARGIN_PP && lp <= bp + RECOVERY_MARGIN_PP,
+                unprotected_ok && protected_ok,
                 format!(
-                    "not fresh, baseline -> late recovery: unprotected {bu:.1} % -> {lu:.1} %, \
-                     protected {bp:.1} % -> {lp:.1} %"
+                    "not fresh, baseline -> late recovery: {un} {bu:.1} % -> {lu:.1} %, \
+                     {pn} {bp:.1} % -> {lp:.1} %"
                 ),
             )
         },
@@ -180,7 +234,7 @@ fn recovery_back_to_baseline(r: &Report) -> Check {
 }
 
 fn protected_p99_within_deadline(r: &Report) -> Check {
-    let deadline = r.settings.deadline_ms as f64;
+    let deadline = r.deadline_ms as f64;
     let limit = deadline + r.p99_slack_ms;
     let over: Vec<String> = r
         .phases
@@ -200,6 +254,7 @@ fn protected_p99_within_deadline(r: &Report) -> Check {
         name: "protected-p99-within-deadline",
         expectation: "in every phase the protected p99 latency is within the deadline \
                       (+ a scheduling slack)",
+        checked: true,
         passed: over.is_empty() && r.phases.len() == PHASES.len(),
         detail: if over.is_empty() {
             format!(
@@ -218,40 +273,40 @@ fn protected_p99_within_deadline(r: &Report) -> Check {
 }
 
 fn retries_within_budget(r: &Report) -> Check {
-    let spent: Vec<String> = r
+    let budgets: Vec<_> = r
         .phases
         .iter()
-        .filter(|p| p.retry_budget.retries as f64 > p.retry_budget.bound)
-        .map(|p| {
-            format!(
-                "phase {}: {} retries > bound {:.1}",
-                p.number, p.retry_budget.retries, p.retry_budget.bound
-            )
-        })
+        .filter_map(|p| p.retry_budget.as_ref().map(|b| (p.number, b)))
         .collect();
-    let all = r
-        .phases
+    let spent: Vec<String> = budgets
         .iter()
-        .map(|p| {
-            format!(
-                "{}: {} <= {:.0}",
-                p.number, p.retry_budget.retries, p.retry_budget.bound
-            )
-        })
+        .filter(|(_, b)| b.retries as f64 > b.bound)
+        .map(|(n, b)| format!("phase {n}: {} retries > bound {:.1}", b.retries, b.bound))
+        .collect();
+    let all = budgets
+        .iter()
+        .map(|(n, b)| format!("{n}: {} <= {:.0}", b.retries, b.bound))
         .collect::<Vec<_>>()
         .join(", ");
-    Check {
-        name: "retries-within-budget",
-        expectation: "in every phase the protected service's retries stay within what the \
+    let known = r.measured.budget_bound;
+    if_known(
+        known,
+        "needs each answer's x-upstream-calls, x-arrival-ns and x-seawall-via \
+                     headers and the retry budget's settings, which only the built-in demo has",
+        Check {
+            name: "retries-within-budget",
+            expectation: "in every phase the protected service's retries stay within what the \
                       retry budget allows: min_retries_per_sec * (phase + deadline + ttl) + \
                       percent_can_retry * requests that could fund them",
-        passed: spent.is_empty() && r.phases.len() == PHASES.len(),
-        detail: if spent.is_empty() {
-            format!("retries <= bound per phase: {all}")
-        } else {
-            spent.join("; ")
+            checked: true,
+            passed: spent.is_empty() && budgets.len() == PHASES.len(),
+            detail: if spent.is_empty() {
+                format!("retries <= bound per phase: {all}")
+            } else {
+                spent.join("; ")
+            },
         },
-    }
+    )
 }
 
 /// A check over every outage phase: `each` gives (passed, detail) per phase.
@@ -274,6 +329,7 @@ fn on_outages(
     Check {
         name,
         expectation,
+        checked: true,
         passed,
         detail: details.join(", "),
     }
@@ -313,24 +369,28 @@ fn fallback_serves_stale(r: &Report) -> Check {
 }
 
 fn unprotected_degrades(r: &Report) -> Check {
-    let deadline = r.settings.deadline_ms as f64;
-    on_outages(
-        r,
-        "unprotected-degrades",
-        "in every outage phase the unprotected service answers at most 95 % of requests \
+    let deadline = r.deadline_ms as f64;
+    if_known(
+        r.measured.comparison,
+        NO_COMPARISON,
+        on_outages(
+            r,
+            "unprotected-degrades",
+            "in every outage phase the unprotected service answers at most 95 % of requests \
          or its p99 is past the deadline (the faults really hurt it)",
-        |p| {
-            let u = &p.services.unprotected;
-            (
-                u.success_pct <= SERVED_IN_OUTAGE_PCT || u.p99_ms.is_some_and(|v| v > deadline),
-                format!(
-                    "phase {}: success {:.1} %, p99 {} ms",
-                    p.number,
-                    u.success_pct,
-                    u.p99_ms.map_or_else(|| "-".into(), |v| format!("{v:.0}"))
-                ),
-            )
-        },
+            |p| {
+                let u = &p.services.unprotected;
+                (
+                    u.success_pct <= SERVED_IN_OUTAGE_PCT || u.p99_ms.is_some_and(|v| v > deadline),
+                    format!(
+                        "phase {}: success {:.1} %, p99 {} ms",
+                        p.number,
+                        u.success_pct,
+                        u.p99_ms.map_or_else(|| "-".into(), |v| format!("{v:.0}"))
+                    ),
+                )
+            },
+        ),
     )
 }
 
@@ -338,7 +398,7 @@ fn unprotected_degrades(r: &Report) -> Check {
 mod tests {
     use super::*;
     use crate::phases::{Faults, PHASES};
-    use crate::report::{BreakerPhase, CallsReport, Pair, PhaseReport, Report};
+    use crate::report::{BreakerPhase, CallsReport, Measured, Pair, PhaseReport, Report};
     use crate::settings::Settings;
     use crate::stats::{BudgetCheck, ServiceStats, percent};
 
@@ -375,11 +435,11 @@ mod tests {
                 not_closed_pct: 0.0,
                 state_at_end: "closed",
             },
-            retry_budget: BudgetCheck {
+            retry_budget: Some(BudgetCheck {
                 retries: 0,
                 deposits: 1000,
                 bound: 290.0,
-            },
+            }),
         }
     }
 
@@ -403,12 +463,16 @@ mod tests {
         phases[2].breaker.states_seen = vec!["closed", "open", "half_open"];
         phases[3].breaker.transitions = 20;
         phases[3].breaker.states_seen = vec!["open", "half_open", "closed"];
-        phases[3].retry_budget.retries = 150;
+        phases[3].retry_budget.as_mut().unwrap().retries = 150;
         Report {
             seed: 1,
             rate_per_service: 80,
             phase_secs: 15,
-            settings: Settings::GAMEDAY.report(),
+            settings: Some(Settings::GAMEDAY.report()),
+            deadline_ms: 1000,
+            rows: ["unprotected", "protected"],
+            measured: Measured::ALL,
+            target: None,
             p99_slack_ms: 50.0,
             phases,
             recovery_second_half: Pair {
@@ -509,9 +573,9 @@ mod tests {
     #[test]
     fn retries_must_stay_within_the_budget() {
         let mut r = passing();
-        r.phases[HALF_ERRORS].retry_budget.retries = 290; // = bound
+        r.phases[HALF_ERRORS].retry_budget.as_mut().unwrap().retries = 290; // = bound
         assert!(failures(&r).is_empty());
-        r.phases[HALF_ERRORS].retry_budget.retries = 291;
+        r.phases[HALF_ERRORS].retry_budget.as_mut().unwrap().retries = 291;
         assert_eq!(failures(&r), ["retries-within-budget"]);
     }
 
@@ -563,5 +627,49 @@ mod tests {
             .find(|c| c.name == "breaker-closed-in-recovery")
             .unwrap();
         assert_eq!(c.detail, "phase 6 is missing from the report");
+    }
+
+    /// A target run without metrics or a direct row: what cannot be decided is not
+    /// checked (never passed, never failed), and what can still fails as before.
+    #[test]
+    fn what_a_target_does_not_expose_is_not_checked() {
+        let mut r = passing();
+        r.measured = Measured {
+            comparison: false,
+            breaker: false,
+            bulkhead: false,
+            budget_denials: false,
+            budget_bound: false,
+        };
+        // Numbers that would fail these checks are not looked at.
+        r.phases[HALF_ERRORS].breaker.states_seen = vec!["closed"];
+        r.phases[HALF_ERRORS].retry_budget.as_mut().unwrap().retries = 10_000;
+        r.phases[SLOW].services.unprotected = stats(1000, 1000, 0, 4.0);
+        r.phases[0].services.unprotected = stats(1000, 0, 0, 4.0);
+        r.recovery_second_half.unprotected = ServiceStats::default();
+        let checks = evaluate(&r);
+        assert!(failed(&checks).is_empty(), "{checks:#?}");
+        let unchecked: Vec<_> = checks
+            .iter()
+            .filter(|c| !c.checked)
+            .map(|c| c.name)
+            .collect();
+        assert_eq!(
+            unchecked,
+            [
+                "breaker-opened-under-errors",
+                "breaker-closed-in-recovery",
+                "retries-within-budget",
+                "unprotected-degrades"
+            ]
+        );
+        assert!(checks.iter().filter(|c| !c.checked).all(|c| !c.passed));
+        // The protected side alone still decides the baseline and recovery checks.
+        r.phases[0].services.protected = stats(1000, 989, 0, 5.0);
+        assert_eq!(failures(&r), ["baseline-healthy"]);
+        let mut r2 = passing();
+        r2.measured.comparison = false;
+        r2.recovery_second_half.protected = stats(1000, 974, 26, 5.0);
+        assert_eq!(failures(&r2), ["recovery-back-to-baseline"]);
     }
 }

@@ -46,7 +46,15 @@ impl Server {
     /// Bind 127.0.0.1 on an ephemeral port and serve the router that `make` builds
     /// (it gets the [`Stopping`] signal for its handlers).
     pub async fn start(make: impl FnOnce(Stopping) -> Router) -> io::Result<Self> {
-        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await?;
+        Self::start_on(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)), make).await
+    }
+
+    /// As [`Server::start`], bound to `addr` (port 0: an ephemeral one).
+    pub async fn start_on(
+        addr: SocketAddr,
+        make: impl FnOnce(Stopping) -> Router,
+    ) -> io::Result<Self> {
+        let listener = TcpListener::bind(addr).await?;
         let addr = listener.local_addr()?;
         let (stop, rx) = watch::channel(false);
         let router = make(Stopping(rx.clone()));
@@ -143,6 +151,26 @@ impl Client {
             .await
     }
 
+    /// `method url` with `headers` (every one, as given) and `body`: what the
+    /// proxy forwards. Not bounded in time.
+    pub async fn forward(
+        &self,
+        method: Method,
+        url: &str,
+        headers: &HeaderMap,
+        body: Bytes,
+    ) -> Result<Reply, String> {
+        let what = format!("{method} {url}");
+        let mut req = Request::builder().method(method).uri(url);
+        for (k, v) in headers {
+            req = req.header(k, v);
+        }
+        let req = req
+            .body(Full::new(body))
+            .map_err(|e| format!("{what}: bad request: {e}"))?;
+        self.exchange(&what, req).await
+    }
+
     async fn send(
         &self,
         method: Method,
@@ -158,6 +186,10 @@ impl Client {
         let req = req
             .body(Full::new(body))
             .map_err(|e| format!("{what}: bad request: {e}"))?;
+        self.exchange(&what, req).await
+    }
+
+    async fn exchange(&self, what: &str, req: Request<Full<Bytes>>) -> Result<Reply, String> {
         let resp = self
             .0
             .request(req)

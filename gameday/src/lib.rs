@@ -8,25 +8,34 @@
 //! evidence: a table and `gameday-report.json` ([`report`]), `gameday.svg`
 //! ([`plot`]), and a checklist whose failures set the exit status ([`checks`]).
 //!
+//! Against the user's own service ([`target`]): a fault-injecting [`proxy`] between
+//! the service and its dependency, the load to the service, breaker and counters
+//! from its Prometheus endpoint ([`scrape`]).
+//!
 //! ```text
 //! cargo run --release -p seawall-gameday            # 6 × 15 s
 //! cargo run --release -p seawall-gameday -- --quick # 6 × 5 s
+//! cargo run --release -p seawall-gameday -- --target URL --upstream URL [--metrics URL]
 //! ```
 
 pub mod bulkhead;
 pub mod checks;
 pub mod cli;
 pub mod clock;
+pub mod fault;
 pub mod http;
 pub mod load;
 pub mod phases;
 pub mod plot;
 pub mod protected;
+pub mod proxy;
 pub mod report;
 pub mod run;
+pub mod scrape;
 pub mod service;
 pub mod settings;
 pub mod stats;
+pub mod target;
 pub mod upstream;
 
 use std::path::PathBuf;
@@ -65,6 +74,15 @@ pub fn execute(args: &cli::Args) -> Result<Finished, String> {
         rate: args.rate,
         phase_secs: args.phase_secs(),
     };
+    let target = args.target_template().map(|template| target::TargetPlan {
+        template,
+        upstream: args.upstream.clone().filter(|u| u != cli::BUILTIN_UPSTREAM),
+        proxy_listen: args.proxy_listen,
+        metrics: args.metrics.clone(),
+        breaker: args.breaker.clone(),
+        deadline_ns: args.deadline_ms * 1_000_000,
+        direct_path: args.direct_template(),
+    });
     progress(&format!(
         "seawall gameday: {} phases of {} s at {} requests/s to each service (seed {})",
         phases::PHASES.len(),
@@ -76,7 +94,12 @@ pub fn execute(args: &cli::Args) -> Result<Finished, String> {
         .enable_all()
         .build()
         .map_err(|e| format!("starting the tokio runtime: {e}"))?;
-    let data = rt.block_on(run::run(plan, &mut progress));
+    let data = rt.block_on(async {
+        match &target {
+            Some(t) => target::run(plan, t, &mut progress).await,
+            None => run::run(plan, &mut progress).await,
+        }
+    });
     // Whatever is left (nothing, normally) must not keep the process alive.
     rt.shutdown_timeout(Duration::from_secs(2));
     let data = data?;

@@ -17,6 +17,7 @@ use crate::service::{
     ARRIVAL_HEADER, CALLS_HEADER, PRIORITY_HEADER, Product, Source, TIMEOUTS_HEADER, VIA_HEADER,
     Via,
 };
+use crate::upstream::CALLER_HEADER;
 
 /// Product ids the load asks for: `1 ..= PRODUCT_IDS`, each once per cycle of
 /// `PRODUCT_IDS` requests, so the baseline warms the stale cache for all of them
@@ -102,6 +103,53 @@ impl Sample {
     }
 }
 
+/// Where the load sends one of its two streams, and how it reads the answers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Endpoint {
+    /// A built-in product service at this base URL (`{base}/products/{id}`),
+    /// answering a product body and the trace headers.
+    Builtin(String),
+    /// A user's service: this URL with `{id}` replaced. A 2xx answer has product
+    /// data; it is stale when its JSON body says `"degraded": true` at the top level
+    /// or under `_meta`, or `"source": "stale-cache"`.
+    Target(String),
+    /// The dependency called directly through the proxy: this URL with `{id}`
+    /// replaced; a 2xx answer counts as fresh data.
+    Direct(String),
+}
+
+impl Endpoint {
+    fn url(&self, id: u32) -> String {
+        match self {
+            Self::Builtin(base) => format!("{base}/products/{id}"),
+            Self::Target(t) | Self::Direct(t) => t.replace("{id}", &id.to_string()),
+        }
+    }
+
+    /// Where the data of a 2xx answer with `body` came from, if it has any.
+    fn source(&self, body: &[u8]) -> Option<Source> {
+        match self {
+            Self::Builtin(_) => serde_json::from_slice::<Product>(body)
+                .ok()
+                .map(|p| p.source),
+            Self::Direct(_) => Some(Source::Primary),
+            Self::Target(_) => Some(if says_degraded(body) {
+                Source::StaleCache
+            } else {
+                Source::Primary
+            }),
+        }
+    }
+}
+
+/// A target's answer is degraded when its JSON body says so.
+fn says_degraded(body: &[u8]) -> bool {
+    let Ok(v) = serde_json::from_slice::<serde_json::Value>(body) else {
+        return false;
+    };
+    v["degraded"] == true || v["_meta"]["degraded"] == true || v["source"] == "stale-cache"
+}
+
 /// When request `i` is due, `rate` per second from `start_ns`.
 #[must_use]
 pub fn due_ns(start_ns: u64, i: u64, rate: u32) -> u64 {
@@ -151,18 +199,25 @@ impl Requests {
 /// Send one request to `base` and record what came back; bounded by `timeout_ns`.
 pub async fn send(
     client: &Client,
-    base: &str,
+    endpoint: &Endpoint,
     service: Service,
     phase: usize,
     id: u32,
     priority: Priority,
     timeout_ns: u64,
 ) -> Sample {
-    let url = format!("{base}/products/{id}");
+    let url = endpoint.url(id);
+    let caller = match endpoint {
+        Endpoint::Direct(_) => crate::proxy::DIRECT_CALLER,
+        _ => "gameday",
+    };
     let sent_ns = now_ns();
     let reply = tokio::time::timeout(
         std::time::Duration::from_nanos(timeout_ns),
-        client.get(&url, &[(PRIORITY_HEADER, priority.name())]),
+        client.get(
+            &url,
+            &[(PRIORITY_HEADER, priority.name()), (CALLER_HEADER, caller)],
+        ),
     )
     .await;
     let latency_ns = now_ns().saturating_sub(sent_ns);
@@ -182,9 +237,7 @@ pub async fn send(
     if let Ok(Ok(r)) = reply {
         s.status = r.status.as_u16();
         if r.status.is_success() {
-            s.source = serde_json::from_slice::<Product>(&r.body)
-                .ok()
-                .map(|p| p.source);
+            s.source = endpoint.source(&r.body);
         }
         s.calls = r
             .header_u64(CALLS_HEADER)
@@ -230,6 +283,39 @@ mod tests {
             let got = counts[p as usize];
             assert!(got.abs_diff(share * 100) <= 200, "{p:?}: {got} of 10000");
         }
+    }
+
+    #[test]
+    fn what_a_target_answer_says() {
+        let t = Endpoint::Target("http://h/p/{id}?x={id}".into());
+        assert_eq!(t.url(7), "http://h/p/7?x=7");
+        assert_eq!(
+            Endpoint::Builtin("http://h".into()).url(7),
+            "http://h/products/7"
+        );
+        for (body, stale) in [
+            (&br#"{"id": 1, "degraded": false}"#[..], false),
+            (br#"{"id": 1, "degraded": true}"#, true),
+            (br#"{"_meta": {"degraded": true}}"#, true),
+            (br#"{"_meta": {"degraded": "yes"}}"#, false),
+            (br#"{"source": "stale-cache"}"#, true),
+            (b"not json", false),
+        ] {
+            let want = if stale {
+                Source::StaleCache
+            } else {
+                Source::Primary
+            };
+            assert_eq!(
+                t.source(body),
+                Some(want),
+                "{}",
+                String::from_utf8_lossy(body)
+            );
+        }
+        let d = Endpoint::Direct("http://p/inventory/{id}".into());
+        assert_eq!(d.source(br#"{"degraded": true}"#), Some(Source::Primary));
+        assert_eq!(Endpoint::Builtin(String::new()).source(b"{}"), None);
     }
 
     #[test]

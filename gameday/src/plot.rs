@@ -96,16 +96,7 @@ pub fn draw(run: &RunData, path: &Path) -> Result<(), String> {
         .iter()
         .map(|p| (p.start_ns - t0) as f64 / 1e9)
         .collect();
-    let series = [
-        (
-            Service::Unprotected,
-            bins(run, Service::Unprotected, t0, bin_ns),
-        ),
-        (
-            Service::Protected,
-            bins(run, Service::Protected, t0, bin_ns),
-        ),
-    ];
+    let series = Service::BOTH.map(|svc| (svc, run.row_name(svc), bins(run, svc, t0, bin_ns)));
     latency_chart(
         &top,
         end_s,
@@ -145,7 +136,7 @@ fn latency_chart(
     area: &DrawingArea<SVGBackend<'_>, Shift>,
     end_s: f64,
     phase_starts: &[f64],
-    series: &[(Service, Vec<Bin>)],
+    series: &[(Service, &str, Vec<Bin>)],
     deadline_ns: u64,
 ) -> Result<(), String> {
     let (lo, hi) = LATENCY_RANGE_MS;
@@ -199,7 +190,10 @@ fn latency_chart(
         .map_err(err)?
         .label(format!("deadline {limit_ms:.0} ms"))
         .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.stroke_width(1)));
-    for (svc, bins) in series {
+    for (svc, name, bins) in series {
+        if name.is_empty() {
+            continue;
+        }
         let c = color(*svc);
         chart
             .draw_series(LineSeries::new(
@@ -207,7 +201,7 @@ fn latency_chart(
                 c.stroke_width(3),
             ))
             .map_err(err)?
-            .label(format!("{} p99", svc.name()))
+            .label(format!("{name} p99"))
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(3)));
         chart
             .draw_series(LineSeries::new(
@@ -215,7 +209,7 @@ fn latency_chart(
                 c.mix(0.6).stroke_width(1),
             ))
             .map_err(err)?
-            .label(format!("{} p50", svc.name()))
+            .label(format!("{name} p50"))
             .legend(move |(x, y)| {
                 PathElement::new(vec![(x, y), (x + 20, y)], c.mix(0.6).stroke_width(1))
             });
@@ -227,7 +221,7 @@ fn served_chart(
     area: &DrawingArea<SVGBackend<'_>, Shift>,
     end_s: f64,
     phase_starts: &[f64],
-    series: &[(Service, Vec<Bin>)],
+    series: &[(Service, &str, Vec<Bin>)],
 ) -> Result<(), String> {
     let mut chart = ChartBuilder::on(area)
         .caption(
@@ -254,7 +248,10 @@ fn served_chart(
             )))
             .map_err(err)?;
     }
-    for (svc, bins) in series {
+    for (svc, name, bins) in series {
+        if name.is_empty() {
+            continue;
+        }
         let c = color(*svc);
         chart
             .draw_series(LineSeries::new(
@@ -262,7 +259,7 @@ fn served_chart(
                 c.stroke_width(3),
             ))
             .map_err(err)?
-            .label(format!("{} answered", svc.name()))
+            .label(format!("{name} answered"))
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(3)));
         if *svc == Service::Protected {
             chart

@@ -11,6 +11,7 @@ use crate::load::{Sample, Service};
 use crate::phases::{Faults, PHASES, RECOVERY};
 use crate::settings::{Settings, SettingsReport};
 use crate::stats::{BudgetCheck, ServiceStats, budget_check};
+use crate::target::{PhaseCounters, TargetData};
 use crate::upstream::UpstreamCalls;
 
 /// One phase's place on the clock, and the breaker's state changes in it.
@@ -35,7 +36,8 @@ pub struct RunData {
     pub rate: u32,
     /// Seconds per phase.
     pub phase_secs: u32,
-    /// The settings the protected service ran with.
+    /// The settings the protected service ran with (against a target: only its
+    /// deadline is known, the rest is the built-in demo's and unused).
     pub settings: Settings,
     /// The phases as they ran.
     pub phases: Vec<PhaseSpan>,
@@ -47,9 +49,23 @@ pub struct RunData {
     pub upstream_calls: UpstreamCalls,
     /// Wall-clock seconds the experiment took, servers' start to stop.
     pub wall_secs: f64,
+    /// A run against a target (`--target`): what the proxy and the metrics said.
+    pub target: Option<TargetData>,
 }
 
 impl RunData {
+    /// The name of `service`'s row: `unprotected` / `protected` in the demo,
+    /// `direct` (empty when there is none) / `target` against a target.
+    #[must_use]
+    pub fn row_name(&self, service: Service) -> &'static str {
+        match (&self.target, service) {
+            (None, s) => s.name(),
+            (Some(t), Service::Unprotected) if t.direct.is_some() => "direct",
+            (Some(_), Service::Unprotected) => "",
+            (Some(_), Service::Protected) => "target",
+        }
+    }
+
     /// Samples of `service` sent in phase `phase`.
     pub fn of(&self, service: Service, phase: usize) -> impl Iterator<Item = &Sample> {
         self.samples
@@ -108,8 +124,10 @@ pub struct PhaseReport {
     pub services: Pair,
     /// The protected service's breaker.
     pub breaker: BreakerPhase,
-    /// The protected service's retries against its retry budget's promise.
-    pub retry_budget: BudgetCheck,
+    /// The protected service's retries against its retry budget's promise (not
+    /// measured against a target: it needs each answer's trace headers and the
+    /// budget's settings).
+    pub retry_budget: Option<BudgetCheck>,
 }
 
 /// Upstream calls counted at both ends.
@@ -119,6 +137,58 @@ pub struct CallsReport {
     pub counted_by_upstream: UpstreamCalls,
     /// Sum of the services' `x-upstream-calls` headers: unprotected, protected.
     pub reported_by_services: [u64; 2],
+}
+
+/// Which of the numbers a run had a source for.
+// Each flag is a separate fact about the run (and a field of the JSON report), not
+// a state machine in disguise.
+#[allow(clippy::struct_excessive_bools)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Measured {
+    /// The comparison row (unprotected / direct).
+    pub comparison: bool,
+    /// The breaker's state and transitions.
+    pub breaker: bool,
+    /// Bulkhead rejections.
+    pub bulkhead: bool,
+    /// Retry-budget denials.
+    pub budget_denials: bool,
+    /// The retry-budget bound (each answer's trace headers and the budget's settings).
+    pub budget_bound: bool,
+}
+
+impl Measured {
+    /// Everything: the built-in demo.
+    pub const ALL: Self = Self {
+        comparison: true,
+        breaker: true,
+        bulkhead: true,
+        budget_denials: true,
+        budget_bound: true,
+    };
+}
+
+/// A run against a target, as the JSON report shows it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TargetReport {
+    /// The load's URL template.
+    pub target: String,
+    /// Where the proxy forwarded (`builtin`: the gameday's own upstream).
+    pub upstream: String,
+    /// Where the proxy listened.
+    pub proxy: String,
+    /// The metrics endpoint read, if any.
+    pub metrics: Option<String>,
+    /// The breaker followed there.
+    pub breaker: Option<String>,
+    /// The direct row's URL template, if any.
+    pub direct: Option<String>,
+    /// Per phase: calls through the proxy (the target's, those it gave up on, the direct ones).
+    pub proxy_calls: Vec<crate::proxy::PhaseCalls>,
+    /// Per phase: what the metrics' counters rose by (`null`: not exported).
+    pub counters: Vec<PhaseCounters>,
+    /// Reads of the metrics endpoint that worked, and that failed.
+    pub scrapes: (u64, u64),
 }
 
 /// A change of the breaker's state.
@@ -139,8 +209,19 @@ pub struct Report {
     pub rate_per_service: u32,
     /// Seconds per phase.
     pub phase_secs: u32,
-    /// The protected service's pipeline.
-    pub settings: SettingsReport,
+    /// The protected service's pipeline (the built-in demo's; unknown for a target).
+    pub settings: Option<SettingsReport>,
+    /// The protected service's (or the target's) per-request deadline (ms).
+    pub deadline_ms: u64,
+    /// The two rows' names: `unprotected` / `protected` in the demo, `direct`
+    /// (the dependency called through the proxy; empty when there is none) /
+    /// `target` against a target.
+    pub rows: [&'static str; 2],
+    /// What was measured; a `false` here leaves its columns `-` and its checks
+    /// not checked.
+    pub measured: Measured,
+    /// A run against a target: where everything was, and the proxy's counts.
+    pub target: Option<TargetReport>,
     /// Scheduling slack allowed on top of the deadline for the protected p99 (ms).
     pub p99_slack_ms: f64,
     /// The six phases.
@@ -219,14 +300,22 @@ pub fn build(run: &RunData) -> Report {
                 protected: ServiceStats::of(run.of(Service::Protected, i)),
             },
             breaker: breaker_phase(&run.breaker, span),
-            retry_budget: budget_check(
-                &protected,
-                (span.start_ns, span.end_ns),
-                st.deadline_ns,
-                budget,
-            ),
+            retry_budget: run.target.is_none().then(|| {
+                budget_check(
+                    &protected,
+                    (span.start_ns, span.end_ns),
+                    st.deadline_ns,
+                    budget,
+                )
+            }),
         })
         .collect();
+    let mut phases: Vec<PhaseReport> = phases;
+    if let Some(t) = &run.target {
+        for (i, p) in phases.iter_mut().enumerate() {
+            from_proxy_and_metrics(p, t, i);
+        }
+    }
     let recovery_second_half = run.phases.get(RECOVERY).map_or_else(Pair::default, |span| {
         let half = span.start_ns + (span.end_ns - span.start_ns) / 2;
         let late = |svc: Service| {
@@ -255,11 +344,16 @@ pub fn build(run: &RunData) -> Report {
             last = Some(s);
         }
     }
+    let (measured, target) = target_parts(run);
     Report {
         seed: run.seed,
         rate_per_service: run.rate,
         phase_secs: run.phase_secs,
-        settings: st.report(),
+        settings: run.target.is_none().then(|| st.report()),
+        deadline_ms: st.deadline_ns / 1_000_000,
+        rows: Service::BOTH.map(|s| run.row_name(s)),
+        measured,
+        target,
         p99_slack_ms: P99_SLACK_MS,
         phases,
         recovery_second_half,
@@ -276,6 +370,121 @@ pub fn build(run: &RunData) -> Report {
     }
 }
 
+/// What was measured, and the target's part of the report (none for the demo).
+fn target_parts(run: &RunData) -> (Measured, Option<TargetReport>) {
+    run.target.as_ref().map_or((Measured::ALL, None), |t| {
+        let has =
+            |pick: fn(&PhaseCounters) -> Option<u64>| t.counters.iter().any(|c| pick(c).is_some());
+        (
+            Measured {
+                comparison: t.direct.is_some(),
+                breaker: t.breaker_read,
+                bulkhead: has(|c| c.bulkhead_rejections),
+                budget_denials: has(|c| c.budget_denials),
+                budget_bound: false,
+            },
+            Some(TargetReport {
+                target: t.target.clone(),
+                upstream: t.upstream.clone(),
+                proxy: t.proxy.clone(),
+                metrics: t.metrics.clone(),
+                breaker: t.breaker.clone(),
+                direct: t.direct.clone(),
+                proxy_calls: t.calls.clone(),
+                counters: t.counters.clone(),
+                scrapes: t.scrapes,
+            }),
+        )
+    })
+}
+
+/// Against a target the per-answer trace headers are missing: upstream calls and
+/// abandoned calls come from the proxy, rejections and denials from the metrics.
+fn from_proxy_and_metrics(p: &mut PhaseReport, t: &TargetData, i: usize) {
+    let calls = t.calls.get(i).copied().unwrap_or_default();
+    let counters = t.counters.get(i).copied().unwrap_or_default();
+    let per = |n: u64, s: &ServiceStats| {
+        if s.requests == 0 {
+            0.0
+        } else {
+            n as f64 / s.requests as f64
+        }
+    };
+    let q = &mut p.services.protected;
+    q.upstream_calls = calls.target;
+    q.calls_per_request = per(calls.target, q);
+    q.retries = 0;
+    q.attempt_timeouts = calls.target_abandoned;
+    q.bulkhead_rejections = counters.bulkhead_rejections.unwrap_or(0);
+    q.bulkhead_rejections_by_priority = [0; 4];
+    q.breaker_rejections = 0;
+    q.budget_denials = counters.budget_denials.unwrap_or(0);
+    let u = &mut p.services.unprotected;
+    u.upstream_calls = calls.direct;
+    u.calls_per_request = per(calls.direct, u);
+}
+
+/// The table's lines about a target: where everything was, and what the rows are.
+fn target_header(out: &mut String, r: &Report) {
+    if let Some(t) = &r.target {
+        let _ = writeln!(
+            *out,
+            "target {} (its dependency: {} through the proxy {}); metrics {}",
+            t.target,
+            t.upstream,
+            t.proxy,
+            t.metrics.as_deref().unwrap_or("not read")
+        );
+        let _ = writeln!(
+            *out,
+            "rows: target = your service; {}calls/req and timeouts (calls it gave up on) counted by the proxy",
+            if r.measured.comparison {
+                "direct = the dependency called straight through the proxy (no protection); "
+            } else {
+                ""
+            }
+        );
+    }
+}
+
+/// The lines under the table: bulkhead rejections by priority, upstream calls.
+fn footer(out: &mut String, r: &Report) {
+    let shed: Vec<String> = r
+        .phases
+        .iter()
+        .filter(|p| r.target.is_none() && p.services.protected.bulkhead_rejections > 0)
+        .map(|p| {
+            let [c, h, n, l] = p.services.protected.bulkhead_rejections_by_priority;
+            format!("phase {}: {c}/{h}/{n}/{l}", p.number)
+        })
+        .collect();
+    if !shed.is_empty() {
+        let _ = writeln!(
+            *out,
+            "\nbulkhead rejections by priority (critical/high/normal/low): {}",
+            shed.join(", ")
+        );
+    }
+    let c = &r.upstream_calls;
+    if r.target.is_some() {
+        let _ = writeln!(
+            *out,
+            "\ncalls through the proxy: {} from the target, {} direct",
+            c.counted_by_upstream.protected, c.counted_by_upstream.unprotected
+        );
+        return;
+    }
+    let _ = writeln!(
+        *out,
+        "upstream calls: counted by the upstream {} unprotected / {} protected; \
+         reported by the services {} / {}",
+        c.counted_by_upstream.unprotected,
+        c.counted_by_upstream.protected,
+        c.reported_by_services[0],
+        c.reported_by_services[1]
+    );
+}
+
 fn opt_ms(v: Option<f64>) -> String {
     v.map_or_else(|| "-".into(), |x| format!("{x:.1}"))
 }
@@ -287,8 +496,9 @@ pub fn table(r: &Report) -> String {
     let _ = writeln!(
         out,
         "seawall gameday: seed {}, {} requests/s to each service, 6 phases of {} s, deadline {} ms",
-        r.seed, r.rate_per_service, r.phase_secs, r.settings.deadline_ms
+        r.seed, r.rate_per_service, r.phase_secs, r.deadline_ms
     );
+    target_header(&mut out, r);
     let _ = writeln!(
         out,
         "success = answered with product data (fresh or stale); degraded = stale-cache answers; \
@@ -316,19 +526,27 @@ pub fn table(r: &Report) -> String {
         "{:<17} {:<11} {:>5} {:>8} {:>9} {:>8} {:>8} {:>9} {:>8} {:>8} {:>8} {:>8}",
         "", "", "", "", "", "", "", "", "", "changes", "rejects", "denials"
     );
+    let m = &r.measured;
+    let shown = |on: bool, n: u64| if on { n.to_string() } else { "-".into() };
     for p in &r.phases {
+        let mut first = true;
         for svc in Service::BOTH {
+            let name = r.rows[svc as usize];
+            if name.is_empty() {
+                continue;
+            }
             let s = p.services.get(svc);
-            let label = if svc == Service::Unprotected {
+            let label = if first {
                 format!("{} {}", p.number, p.name)
             } else {
                 String::new()
             };
+            first = false;
             let (br, bh, bd) = if svc == Service::Protected {
                 (
-                    p.breaker.transitions.to_string(),
-                    s.bulkhead_rejections.to_string(),
-                    s.budget_denials.to_string(),
+                    shown(m.breaker, p.breaker.transitions),
+                    shown(m.bulkhead, s.bulkhead_rejections),
+                    shown(m.budget_denials, s.budget_denials),
                 )
             } else {
                 ("-".into(), "-".into(), "-".into())
@@ -337,7 +555,7 @@ pub fn table(r: &Report) -> String {
                 out,
                 "{:<17} {:<11} {:>5} {:>8.1} {:>9.1} {:>8} {:>8} {:>9.2} {:>8} {:>8} {:>8} {:>8}",
                 label,
-                svc.name(),
+                name,
                 s.requests,
                 s.success_pct,
                 s.degraded_pct,
@@ -351,32 +569,7 @@ pub fn table(r: &Report) -> String {
             );
         }
     }
-    let shed: Vec<String> = r
-        .phases
-        .iter()
-        .filter(|p| p.services.protected.bulkhead_rejections > 0)
-        .map(|p| {
-            let [c, h, n, l] = p.services.protected.bulkhead_rejections_by_priority;
-            format!("phase {}: {c}/{h}/{n}/{l}", p.number)
-        })
-        .collect();
-    if !shed.is_empty() {
-        let _ = writeln!(
-            out,
-            "\nbulkhead rejections by priority (critical/high/normal/low): {}",
-            shed.join(", ")
-        );
-    }
-    let c = &r.upstream_calls;
-    let _ = writeln!(
-        out,
-        "upstream calls: counted by the upstream {} unprotected / {} protected; \
-         reported by the services {} / {}",
-        c.counted_by_upstream.unprotected,
-        c.counted_by_upstream.protected,
-        c.reported_by_services[0],
-        c.reported_by_services[1]
-    );
+    footer(&mut out, r);
     out
 }
 
@@ -426,6 +619,7 @@ mod tests {
             breaker,
             upstream_calls: UpstreamCalls::default(),
             wall_secs: 61.04,
+            target: None,
         }
     }
 
@@ -507,5 +701,72 @@ mod tests {
                 .filter(|l| l.get(18..29).map(str::trim) == Some(svc));
             assert_eq!(rows.count(), 6, "{svc}");
         }
+    }
+
+    #[test]
+    fn a_target_run_takes_its_counts_from_the_proxy_and_the_metrics() {
+        use crate::proxy::PhaseCalls;
+        use crate::target::{PhaseCounters, TargetData};
+        let mut xs = Vec::new();
+        // Phase 3: four target requests, two direct ones.
+        for t in [25_000, 26_000, 27_000, 28_000] {
+            xs.push(sample(Service::Protected, 2, t, true));
+        }
+        for t in [25_000, 26_000] {
+            xs.push(sample(Service::Unprotected, 2, t, true));
+        }
+        let mut data = run(xs, vec![(5 * S, State::Closed)]);
+        let mut calls = vec![PhaseCalls::default(); 6];
+        calls[2] = PhaseCalls {
+            target: 6,
+            target_abandoned: 3,
+            direct: 2,
+        };
+        let mut counters = vec![PhaseCounters::default(); 6];
+        counters[2] = PhaseCounters {
+            breaker_transitions: Some(4),
+            bulkhead_rejections: Some(9),
+            budget_denials: None,
+        };
+        data.target = Some(TargetData {
+            target: "http://t/p/{id}".into(),
+            upstream: "builtin".into(),
+            proxy: "http://127.0.0.1:9".into(),
+            metrics: Some("http://t/metrics".into()),
+            breaker: None,
+            deadline_ns: 1_000_000_000,
+            direct: Some("http://127.0.0.1:9/inventory/{id}".into()),
+            calls,
+            counters,
+            breaker_read: true,
+            scrapes: (10, 1),
+        });
+        let r = build(&data);
+        assert_eq!(r.rows, ["direct", "target"]);
+        assert!(r.settings.is_none());
+        let m = r.measured;
+        assert!(m.comparison && m.breaker && m.bulkhead && !m.budget_denials && !m.budget_bound);
+        let p = &r.phases[2];
+        assert!(p.retry_budget.is_none());
+        let q = &p.services.protected;
+        // 6 calls for 4 requests, 3 given up on; the headers' 1 call each is not used.
+        assert_eq!((q.upstream_calls, q.attempt_timeouts), (6, 3));
+        assert!((q.calls_per_request - 1.5).abs() < 1e-9);
+        assert_eq!((q.bulkhead_rejections, q.budget_denials), (9, 0));
+        assert!((p.services.unprotected.calls_per_request - 1.0).abs() < 1e-9);
+        let t = table(&r);
+        let row = t.lines().find(|l| l.starts_with("3 +2000ms")).unwrap();
+        assert!(row.contains(" direct "), "{row}");
+        // The target row of phase 3: budget denials are not exported, so "-".
+        let next = t
+            .lines()
+            .skip_while(|l| !l.starts_with("3 +2000ms"))
+            .nth(1)
+            .unwrap();
+        assert!(
+            next.contains(" target ") && next.trim_end().ends_with('-'),
+            "{next}"
+        );
+        assert!(next.contains(" 1.50 ") && next.contains(" 9 "), "{next}");
     }
 }

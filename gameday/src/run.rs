@@ -16,7 +16,7 @@ use tokio::time::{MissedTickBehavior, sleep_until, timeout_at};
 
 use crate::clock::{instant_at, now_ns};
 use crate::http::Client;
-use crate::load::{self, Requests, Sample, Service, due_ns};
+use crate::load::{self, Endpoint, Requests, Sample, Service, due_ns};
 use crate::phases::{Faults, PHASES};
 use crate::protected::{self, Protected};
 use crate::report::{PhaseSpan, RunData};
@@ -30,9 +30,9 @@ pub const LOAD_TIMEOUT_NS: u64 = 12_000_000_000;
 /// How often the breaker's state is sampled for the report and the picture.
 const SAMPLE_EVERY: Duration = Duration::from_millis(20);
 /// How long a stopping server may take to finish its in-flight requests.
-const STOP_GRACE: Duration = Duration::from_secs(3);
+pub(crate) const STOP_GRACE: Duration = Duration::from_secs(3);
 /// Bound on each call to the upstream's admin endpoints.
-const ADMIN_TIMEOUT: Duration = Duration::from_secs(3);
+pub(crate) const ADMIN_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// What to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,14 +62,17 @@ impl Live {
         }
     }
 
-    fn line(&self, phase: usize, sent: u64, breaker: State) -> String {
+    /// A progress line; a row without a name (no direct row) is left out.
+    fn line(&self, phase: usize, sent: u64, names: [&str; 2], breaker: Option<State>) -> String {
         let mut parts = Vec::new();
-        for svc in Service::BOTH {
+        for (svc, name) in Service::BOTH.into_iter().zip(names) {
+            if name.is_empty() {
+                continue;
+            }
             let c = &self.counts[phase][svc as usize];
             let [answered, served, stale] = [0, 1, 2].map(|k| c[k].load(Ordering::Relaxed));
             parts.push(format!(
-                "{} {answered}/{sent} answered, {:.1} % with data ({:.1} % stale)",
-                svc.name(),
+                "{name} {answered}/{sent} answered, {:.1} % with data ({:.1} % stale)",
                 crate::stats::percent(served, sent),
                 crate::stats::percent(stale, sent),
             ));
@@ -77,17 +80,56 @@ impl Live {
         format!(
             "    so far: {} | breaker {}",
             parts.join(" | "),
-            breaker.name()
+            breaker.map_or("unknown", State::name)
         )
     }
 }
 
-fn describe(f: &Faults) -> String {
+pub(crate) fn describe(f: &Faults) -> String {
     match (f.latency_ms, f.error_ppm) {
         (0, 0) => "upstream healthy".into(),
         (ms, 0) => format!("upstream +{ms} ms"),
         (0, e) => format!("upstream fails {} % of calls", e / 10_000),
         (ms, e) => format!("upstream +{ms} ms and {} % errors", e / 10_000),
+    }
+}
+
+/// What differs between the built-in demo and a run against a target: how the
+/// phase's faults are put in force, and what is known of the breaker while the
+/// load runs.
+pub(crate) trait Bench {
+    /// Put phase `i`'s faults in force.
+    async fn enter_phase(&self, i: usize, faults: Faults) -> Result<(), String>;
+    /// The breaker's state now, if known without waiting.
+    fn breaker_now(&self) -> Option<State>;
+    /// The breaker's state changes so far, if known without waiting.
+    fn transitions(&self) -> u64;
+    /// The rows' names: the comparison, then the service under test.
+    fn names(&self) -> [&'static str; 2];
+}
+
+/// The built-in demo: the upstream's admin endpoint and the protected pipeline.
+struct Demo<'a> {
+    admin: Client,
+    base: &'a str,
+    state: &'a Protected,
+}
+
+impl Bench for Demo<'_> {
+    async fn enter_phase(&self, _: usize, faults: Faults) -> Result<(), String> {
+        upstream::set(&self.admin, self.base, faults, ADMIN_TIMEOUT).await
+    }
+
+    fn breaker_now(&self) -> Option<State> {
+        Some(self.state.breaker.state())
+    }
+
+    fn transitions(&self) -> u64 {
+        self.state.breaker.metrics(now_ns()).totals.transitions
+    }
+
+    fn names(&self) -> [&'static str; 2] {
+        [Service::Unprotected.name(), Service::Protected.name()]
     }
 }
 
@@ -114,8 +156,11 @@ pub async fn run(plan: Plan, progress: &mut dyn FnMut(&str)) -> Result<RunData, 
         unprotected.base_url(),
         protected.base_url()
     ));
-    let targets = [unprotected.base_url(), protected.base_url()];
-    let result = drive(plan, &settings, &base, &targets, &state, progress).await;
+    let endpoints = [
+        Some(Endpoint::Builtin(unprotected.base_url())),
+        Some(Endpoint::Builtin(protected.base_url())),
+    ];
+    let result = demo(plan, &settings, &base, &endpoints, &state, progress).await;
     // Stop everything whether or not the run went well. The upstream's stop also
     // releases any call it holds on purpose (a hang), so the services drain too.
     let (a, b, c) = tokio::join!(
@@ -131,22 +176,55 @@ pub async fn run(plan: Plan, progress: &mut dyn FnMut(&str)) -> Result<RunData, 
     Ok(data)
 }
 
-async fn drive(
+async fn demo(
     plan: Plan,
     settings: &Settings,
     base: &str,
-    targets: &[String; 2],
+    endpoints: &[Option<Endpoint>; 2],
     state: &Arc<Protected>,
     progress: &mut dyn FnMut(&str),
 ) -> Result<RunData, String> {
-    let admin = Client::new();
-    let clients = [Client::new(), Client::new()];
     let (stop_sampler, stopped) = watch::channel(false);
     let sampler = tokio::spawn(sample_breaker(Arc::clone(state), stopped));
+    let bench = Demo {
+        admin: Client::new(),
+        base,
+        state,
+    };
+    let driven = drive(plan, endpoints, &bench, progress).await;
+    let _ = stop_sampler.send(true);
+    let breaker = sampler
+        .await
+        .map_err(|e| format!("the breaker sampler failed: {e}"))?;
+    let (phases, answers) = driven?;
+    let upstream_calls = upstream::calls_so_far(&bench.admin, base, ADMIN_TIMEOUT).await?;
+    Ok(RunData {
+        seed: plan.seed,
+        rate: plan.rate,
+        phase_secs: plan.phase_secs,
+        settings: *settings,
+        phases,
+        samples: answers,
+        breaker,
+        upstream_calls,
+        wall_secs: 0.0,
+        target: None,
+    })
+}
+
+/// Drive the open-loop load to both `endpoints` through the six phases: the
+/// phases as they ran, and every request's sample sorted by time sent.
+pub(crate) async fn drive(
+    plan: Plan,
+    endpoints: &[Option<Endpoint>; 2],
+    bench: &impl Bench,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(Vec<PhaseSpan>, Vec<Sample>), String> {
+    let clients = [Client::new(), Client::new()];
     let live = Arc::new(Live::default());
+    let names = bench.names();
     let per_phase = u64::from(plan.rate) * u64::from(plan.phase_secs);
     let total = per_phase * PHASES.len() as u64;
-    let transitions = || state.breaker.metrics(now_ns()).totals.transitions;
     let mut requests = Requests::new(plan.seed);
     let mut tasks = JoinSet::new();
     let mut done_samples = Vec::with_capacity(usize::try_from(total * 2).unwrap_or(0));
@@ -159,15 +237,15 @@ async fn drive(
         if i % per_phase == 0 {
             if let Some(prev) = spans.last_mut() {
                 prev.end_ns = due;
-                prev.breaker_transitions = transitions() - prev.breaker_transitions;
-                progress(&live.line(phase - 1, per_phase, state.breaker.state()));
+                prev.breaker_transitions = bench.transitions() - prev.breaker_transitions;
+                progress(&live.line(phase - 1, per_phase, names, bench.breaker_now()));
             }
             let p = &PHASES[phase];
-            upstream::set(&admin, base, p.faults, ADMIN_TIMEOUT).await?;
+            bench.enter_phase(phase, p.faults).await?;
             spans.push(PhaseSpan {
                 start_ns: due,
                 end_ns: due,
-                breaker_transitions: transitions(),
+                breaker_transitions: bench.transitions(),
             });
             progress(&format!(
                 "phase {}/{} {}: {} for {} s",
@@ -180,9 +258,21 @@ async fn drive(
         }
         let (id, priority) = requests.next_request();
         for (k, svc) in Service::BOTH.into_iter().enumerate() {
-            let (client, url, live) = (clients[k].clone(), targets[k].clone(), Arc::clone(&live));
+            let Some(endpoint) = endpoints[k].clone() else {
+                continue;
+            };
+            let (client, live) = (clients[k].clone(), Arc::clone(&live));
             tasks.spawn(async move {
-                let s = load::send(&client, &url, svc, phase, id, priority, LOAD_TIMEOUT_NS).await;
+                let s = load::send(
+                    &client,
+                    &endpoint,
+                    svc,
+                    phase,
+                    id,
+                    priority,
+                    LOAD_TIMEOUT_NS,
+                )
+                .await;
                 live.record(&s);
                 s
             });
@@ -195,7 +285,7 @@ async fn drive(
     sleep_until(instant_at(end).into()).await;
     if let Some(last) = spans.last_mut() {
         last.end_ns = end;
-        last.breaker_transitions = transitions() - last.breaker_transitions;
+        last.breaker_transitions = bench.transitions() - last.breaker_transitions;
     }
     // Every request is bounded by the load timeout, so this drain is too.
     let drain_until = instant_at(now_ns() + LOAD_TIMEOUT_NS + 2_000_000_000);
@@ -211,24 +301,9 @@ async fn drive(
             }
         }
     }
-    progress(&live.line(PHASES.len() - 1, per_phase, state.breaker.state()));
-    let _ = stop_sampler.send(true);
-    let breaker = sampler
-        .await
-        .map_err(|e| format!("the breaker sampler failed: {e}"))?;
-    let upstream_calls = upstream::calls_so_far(&admin, base, ADMIN_TIMEOUT).await?;
+    progress(&live.line(PHASES.len() - 1, per_phase, names, bench.breaker_now()));
     done_samples.sort_by_key(|s| (s.sent_ns, s.service as u8));
-    Ok(RunData {
-        seed: plan.seed,
-        rate: plan.rate,
-        phase_secs: plan.phase_secs,
-        settings: *settings,
-        phases: spans,
-        samples: done_samples,
-        breaker,
-        upstream_calls,
-        wall_secs: 0.0,
-    })
+    Ok((spans, done_samples))
 }
 
 /// Sample the breaker's state every [`SAMPLE_EVERY`] until told to stop (or the

@@ -2,11 +2,10 @@
 //! error probability and hang are set at run time (`PUT /faults`), the dependency
 //! that fails during the gameday.
 //!
-//! Randomness (a small natural latency, and which responses are injected errors)
-//! comes from one generator seeded with `--seed`, drawn in arrival order.
+//! The faults are [`Injector`]'s, seeded with `--seed`.
 
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use axum::extract::{Path, State};
@@ -14,13 +13,12 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, put};
 use axum::{Json, Router};
-use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
 use seawall_core::mix64;
 use serde::{Deserialize, Serialize};
 
 use crate::clock::now_ns;
-use crate::http::{Client, Server, Stopping};
+use crate::fault::Injector;
+use crate::http::{Client, Server};
 use crate::phases::Faults;
 
 /// Product ids the upstream knows: `1 ..= CATALOG_SIZE`; others are 404.
@@ -57,25 +55,13 @@ pub struct UpstreamCalls {
 /// Shared state of the upstream's handlers.
 #[derive(Debug)]
 struct Inner {
-    latency_ms: AtomicU64,
-    error_ppm: AtomicU32,
-    hang: AtomicBool,
-    rng: Mutex<SmallRng>,
+    faults: Injector,
     protected: AtomicU64,
     unprotected: AtomicU64,
     other: AtomicU64,
-    stopping: Stopping,
 }
 
 impl Inner {
-    fn faults(&self) -> Faults {
-        Faults {
-            latency_ms: self.latency_ms.load(Ordering::Relaxed),
-            error_ppm: self.error_ppm.load(Ordering::Relaxed),
-            hang: self.hang.load(Ordering::Relaxed),
-        }
-    }
-
     fn calls(&self) -> UpstreamCalls {
         UpstreamCalls {
             protected: self.protected.load(Ordering::Relaxed),
@@ -89,14 +75,10 @@ impl Inner {
 pub async fn start(seed: u64) -> std::io::Result<Server> {
     Server::start(move |stopping| {
         let inner = Arc::new(Inner {
-            latency_ms: AtomicU64::new(0),
-            error_ppm: AtomicU32::new(0),
-            hang: AtomicBool::new(false),
-            rng: Mutex::new(SmallRng::seed_from_u64(seed)),
+            faults: Injector::new(seed, stopping),
             protected: AtomicU64::new(0),
             unprotected: AtomicU64::new(0),
             other: AtomicU64::new(0),
-            stopping,
         });
         Router::new()
             .route("/inventory/{id}", get(inventory))
@@ -118,37 +100,8 @@ async fn inventory(
         _ => &s.other,
     }
     .fetch_add(1, Ordering::Relaxed);
-    let faults = s.faults();
-    let (natural_us, roll) = {
-        // A poisoned lock only means another handler panicked mid-draw; the
-        // generator's state is still a valid state.
-        let mut rng = s
-            .rng
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        (
-            rng.random_range(NATURAL_LATENCY_US.0..=NATURAL_LATENCY_US.1),
-            rng.random_range(0..1_000_000u32),
-        )
-    };
-    if faults.hang {
-        // Hang until the server stops: only the callers' own timeouts end this call.
-        s.stopping.wait().await;
-        return (StatusCode::SERVICE_UNAVAILABLE, "stopping").into_response();
-    }
-    let delay = Duration::from_micros(natural_us) + Duration::from_millis(faults.latency_ms);
-    tokio::select! {
-        () = tokio::time::sleep(delay) => {}
-        () = s.stopping.wait() => {
-            return (StatusCode::SERVICE_UNAVAILABLE, "stopping").into_response();
-        }
-    }
-    if roll < faults.error_ppm {
-        return (
-            StatusCode::SERVICE_UNAVAILABLE,
-            Json(serde_json::json!({ "error": "injected fault" })),
-        )
-            .into_response();
+    if let Err(injected) = s.faults.apply(NATURAL_LATENCY_US).await {
+        return injected;
     }
     if id == 0 || id > CATALOG_SIZE {
         return (
@@ -172,21 +125,14 @@ fn stock_of(id: u32) -> u32 {
 }
 
 async fn set_faults(State(s): State<Arc<Inner>>, Json(f): Json<Faults>) -> Response {
-    if f.error_ppm > 1_000_000 {
-        return (
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "error_ppm must be 0 ..= 1000000",
-        )
-            .into_response();
+    match s.faults.set(f) {
+        Ok(()) => StatusCode::NO_CONTENT.into_response(),
+        Err(e) => (StatusCode::UNPROCESSABLE_ENTITY, e).into_response(),
     }
-    s.latency_ms.store(f.latency_ms, Ordering::Relaxed);
-    s.error_ppm.store(f.error_ppm, Ordering::Relaxed);
-    s.hang.store(f.hang, Ordering::Relaxed);
-    StatusCode::NO_CONTENT.into_response()
 }
 
 async fn get_faults(State(s): State<Arc<Inner>>) -> Json<Faults> {
-    Json(s.faults())
+    Json(s.faults.faults())
 }
 
 async fn calls(State(s): State<Arc<Inner>>) -> Json<UpstreamCalls> {

@@ -99,3 +99,89 @@ fn an_unusable_output_directory_exits_2() {
         "{stderr}"
     );
 }
+
+/// `--target` end to end, briefly: the built-in protected service (it has no
+/// Prometheus endpoint) calls its dependency through the binary's proxy. What it
+/// does not expose is reported as not checked; the proxy's counts are in the JSON.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_target_run_through_the_proxy() {
+    use seawall_gameday::protected::{self, Protected};
+    use seawall_gameday::settings::Settings;
+    use std::sync::Arc;
+    // A free port for the proxy: bound, then released for the binary to take.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dependency = format!("http://127.0.0.1:{port}");
+    let state = Arc::new(Protected::new(Settings::GAMEDAY, dependency, 5).unwrap());
+    let service = protected::start(state).await.unwrap();
+    let dir = out_dir("gameday-target-run");
+    let args: Vec<String> = [
+        "--target",
+        &service.base_url(),
+        "--upstream",
+        "builtin",
+        "--proxy-listen",
+        &format!("127.0.0.1:{port}"),
+        "--rate",
+        "5",
+        "--phase-secs",
+        "1",
+        "--below-checked-range",
+        "--out",
+        dir.to_str().unwrap(),
+    ]
+    .iter()
+    .map(ToString::to_string)
+    .collect();
+    let o = tokio::task::spawn_blocking(move || {
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        gameday(&a)
+    })
+    .await
+    .unwrap();
+    service.stop(std::time::Duration::from_secs(3)).await;
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    // At 5 requests/s in 1 s phases some decided checks fail (exit 1), never a crash.
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{stdout}\n{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    for line in [
+        "NOT CHECKED breaker-opened-under-errors",
+        "NOT CHECKED breaker-closed-in-recovery",
+        "NOT CHECKED retries-within-budget",
+    ] {
+        assert!(stdout.contains(line), "{line}: {stdout}");
+    }
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("gameday-report.json")).unwrap()).unwrap();
+    assert_eq!(r["rows"], serde_json::json!(["direct", "target"]));
+    assert_eq!(r["target"]["upstream"], "builtin");
+    let calls = r["target"]["proxy_calls"].as_array().unwrap();
+    assert_eq!(calls.len(), 6);
+    // The baseline: 5 requests to each row, and each direct request is one call
+    // through the proxy; the target made at least one call per request (its
+    // retries aside, a healthy dependency answers the first).
+    assert_eq!(r["phases"][0]["services"]["protected"]["requests"], 5);
+    assert_eq!(calls[0]["direct"], 5);
+    assert_eq!(calls[0]["target"], 5);
+    let skipped: Vec<&str> = r["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["checked"] == false)
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        skipped,
+        [
+            "breaker-opened-under-errors",
+            "breaker-closed-in-recovery",
+            "retries-within-budget"
+        ]
+    );
+}

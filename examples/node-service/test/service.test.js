@@ -73,3 +73,34 @@ test('load shedding priorities by path', () => {
   assert.equal(priorityOf('/api/products/1/reviews'), 'normal');
   assert.equal(priorityOf('/api/recommendations'), 'low');
 });
+
+test('GET /metrics exports the breakers and bulkheads in Prometheus text; the deadline is an option', async (t) => {
+  const fake = http.createServer((req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(req.url.startsWith('/inventory') ? '{"available": 3}' : '[]');
+  });
+  const base = await listen(fake);
+  const db = { getProduct: async (id) => ({ id }) };
+  const server = createService({ db, inventoryUrl: base, reviewsUrl: base, recommendationsUrl: base }, { deadlineMs: 1500 });
+  const url = await listen(server);
+  t.after(() => {
+    server.close();
+    fake.closeAllConnections();
+    fake.close();
+  });
+  const body = await (await fetch(`${url}/api/products/7`)).json();
+  assert.equal(body._meta.deadlineMs, 1500);
+  const res = await fetch(`${url}/metrics`);
+  assert.equal(res.status, 200);
+  assert.match(res.headers.get('content-type'), /^text\/plain/);
+  const text = await res.text();
+  for (const dep of ['database', 'inventory', 'reviews', 'recommendations']) {
+    assert.ok(text.includes(`seawall_breaker_state{breaker="${dep}",state="closed"} 1`), dep);
+    assert.ok(text.includes(`seawall_breaker_state{breaker="${dep}",state="open"} 0`), dep);
+  }
+  // The load shedder and each dependency's bulkhead, with nothing refused yet.
+  for (const b of ['requests', 'inventory']) {
+    assert.ok(text.includes(`seawall_bulkhead_rejected_total{bulkhead="${b}",reason="shed"} 0`), b);
+  }
+  assert.match(text, /seawall_breaker_calls_total\{breaker="inventory",outcome="success"\} 1\b/);
+});
