@@ -28,6 +28,9 @@ from ._errors import (
     SeawallError,
     SharedRegionError,
 )
+# -- chaos (fault injection, DESIGN §11) --
+from ._chaos import Chaos, ChaosError, ChaosFile, ChaosRegistry, ChaosRules, chaos
+
 from ._policy import Fallback, Policy, PolicyResult, StaleCache, fallback, wrap
 from ._rate_limiter import KeyedRateLimit, RateLimiter
 from ._retry import (
@@ -51,6 +54,14 @@ Health = _native.Health
 monotonic = _native.monotonic
 
 __all__ = [
+    # -- chaos --
+    "Chaos",
+    "ChaosError",
+    "ChaosFile",
+    "ChaosRegistry",
+    "ChaosRules",
+    "chaos",
+    # --
     "Attempt",
     "Backoff",
     "Bulkhead",
