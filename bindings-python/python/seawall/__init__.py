@@ -30,6 +30,8 @@ from ._errors import (
 )
 # -- chaos (fault injection, DESIGN §11) --
 from ._chaos import Chaos, ChaosError, ChaosFile, ChaosRegistry, ChaosRules, chaos
+# -- middleware helpers (seawall.asgi, seawall.wsgi) --
+from ._middleware import HealthReport, priority_by_path
 
 from ._policy import Fallback, Policy, PolicyResult, StaleCache, fallback, wrap
 from ._rate_limiter import KeyedRateLimit, RateLimiter
@@ -61,6 +63,8 @@ __all__ = [
     "ChaosRegistry",
     "ChaosRules",
     "chaos",
+    "HealthReport",
+    "priority_by_path",
     # --
     "Attempt",
     "Backoff",
