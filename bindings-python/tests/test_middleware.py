@@ -319,3 +319,49 @@ def test_priority_by_path_matches_whole_segments_and_checks_priorities():
     assert e.value.field == "routes"
     with pytest.raises(seawall.SeawallConfigError):
         WSGIMiddleware(wsgi_app(Held()), retry_after=-1)
+
+
+# -- the current deadline bounds a bulkhead's queue wait ---------------------
+
+
+def test_a_queued_wait_ends_at_the_current_deadline():
+    # queue_timeout 5 s: without the deadline each wait below would last 5 s.
+    pool = seawall.Bulkhead(1, 1, queue_timeout=5)
+    held = pool.acquire()
+
+    @pool
+    def decorated():  # the native sync path
+        return 1
+
+    async def waits():
+        with seawall.Deadline(0.05):
+            await pool.acquire_async()
+
+    try:
+        for wait in (pool.acquire, decorated, lambda: asyncio.run(waits())):
+            t0 = time.monotonic()
+            with seawall.Deadline(0.05), pytest.raises(seawall.BulkheadFullError) as e:
+                wait()
+            assert e.value.reason == "timeout"
+            assert time.monotonic() - t0 < 4
+            assert pool.queued == 0
+    finally:
+        held.release()
+    assert pool.active == 0
+
+
+def test_asgi_request_deadline_bounds_the_wait_at_the_door():
+    held = Held()
+    pool = seawall.Bulkhead(1, 1, queue_timeout=5)
+    app = starlette_app(held, bulkhead=pool)
+    with uvicorn_server(app) as base, httpx.Client(timeout=30) as c:
+        done = []
+        t = in_thread(base + "/hold", done)
+        wait_until(lambda: held.inside == 1)
+        t0 = time.monotonic()
+        r = c.get(base + "/x", headers={"x-request-deadline-ms": "50"})
+        assert time.monotonic() - t0 < 4
+        assert r.status_code == 503 and r.json()["reason"] == "timeout"
+        held.release.set()
+        t.join(30)
+        assert done[0].status_code == 200

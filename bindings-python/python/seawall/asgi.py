@@ -25,10 +25,12 @@ Per HTTP request (``lifespan`` and ``websocket`` pass through untouched):
    budget in milliseconds), when present, becomes a :class:`~seawall.Deadline`
    that is the :func:`~seawall.current_deadline` of the handler: retries never
    sleep past it, a policy's timeout is cut to it, a chaos latency or hang ends
-   at it. A value that is not a number of milliseconds >= 0 is answered 400.
+   at it, a bulkhead's queue wait ends at it. A value that is not a number of
+   milliseconds >= 0 is answered 400.
 3. With a ``bulkhead``, the request takes a permit at ``get_priority(scope)``
    (default: the bulkhead's ``priority``) for as long as the application runs,
-   waiting in the bulkhead's queue if it has one; a request shed by its
+   waiting in the bulkhead's queue if it has one (at most ``queue_timeout``,
+   and not past the request's deadline); a request shed by its
    priority's share is refused at once, never queued (DESIGN §5). A refusal
    (shed, full, or a queue wait that timed out) is answered 503 with
    ``Retry-After: retry_after`` (seconds, rounded up) and a JSON body
@@ -37,6 +39,7 @@ Per HTTP request (``lifespan`` and ``websocket`` pass through untouched):
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 from typing import Any, Awaitable, Callable, List, Mapping, MutableMapping, Optional, Tuple, Union
 
@@ -109,19 +112,16 @@ class SeawallMiddleware:
             if seconds is None:
                 await _answer(send, *gate.bad_deadline(raw))
                 return
-        permit = None
-        if gate.bulkhead is not None:
+        with Deadline(seconds) if seconds is not None else contextlib.nullcontext():
+            permit = None
+            if gate.bulkhead is not None:
+                try:
+                    permit = await gate.bulkhead.acquire_async(gate.priority(scope))
+                except BulkheadFullError as e:
+                    await _answer(send, *gate.refused(e))
+                    return
             try:
-                permit = await gate.bulkhead.acquire_async(gate.priority(scope))
-            except BulkheadFullError as e:
-                await _answer(send, *gate.refused(e))
-                return
-        try:
-            if seconds is None:
                 await self.app(scope, receive, send)
-            else:
-                with Deadline(seconds):
-                    await self.app(scope, receive, send)
-        finally:
-            if permit is not None:
-                permit.release()
+            finally:
+                if permit is not None:
+                    permit.release()

@@ -20,6 +20,7 @@ called and while each chunk of its body is made.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, Union
 
@@ -107,22 +108,19 @@ class SeawallMiddleware:
             if seconds is None:
                 return _answer(start_response, *gate.bad_deadline(str(raw)))
             deadline = Deadline(seconds)
-        permit = None
-        if gate.bulkhead is not None:
+        with deadline if deadline is not None else contextlib.nullcontext():
+            permit = None
+            if gate.bulkhead is not None:
+                try:
+                    permit = gate.bulkhead.acquire(gate.priority(environ))
+                except BulkheadFullError as e:
+                    return _answer(start_response, *gate.refused(e))
             try:
-                permit = gate.bulkhead.acquire(gate.priority(environ))
-            except BulkheadFullError as e:
-                return _answer(start_response, *gate.refused(e))
-        try:
-            if deadline is None:
                 body = self.app(environ, start_response)
-            else:
-                with deadline:
-                    body = self.app(environ, start_response)
-        except BaseException:
-            if permit is not None:
-                permit.release()
-            raise
+            except BaseException:
+                if permit is not None:
+                    permit.release()
+                raise
         if permit is None and deadline is None:
             return body
         return _Body(body, permit, deadline)

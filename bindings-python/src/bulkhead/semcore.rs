@@ -20,6 +20,26 @@ use crate::errors;
 const SIGNAL_CHECK: Duration = Duration::from_millis(50);
 
 static GRANT: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static DEADLINE_LEFT: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// `timeout`, cut to what is left of the caller's current deadline
+/// (`seawall.current_deadline()`, e.g. a request's), so a queued wait never
+/// outlasts the budget of the request it serves. Asked only once a caller is
+/// queued, so an admitted acquire pays nothing; a lookup that fails leaves the
+/// timeout as it was (the ticket is queued already and must reach `wait`).
+fn within_current_deadline(py: Python<'_>, timeout: Option<Duration>) -> Option<Duration> {
+    let left = DEADLINE_LEFT
+        .import(py, "seawall._deadline", "remaining_ns")
+        .and_then(PyAnyMethods::call0)
+        .and_then(|v| v.extract::<Option<u64>>())
+        .ok()
+        .flatten()
+        .map(Duration::from_nanos);
+    match (timeout, left) {
+        (Some(t), Some(l)) => Some(t.min(l)),
+        (t, l) => t.or(l),
+    }
+}
 
 /// Counters for metrics (relaxed: statistics only).
 #[derive(Default)]
@@ -296,7 +316,9 @@ impl SemCore {
     ) -> PyResult<u64> {
         match self.enter(py, p, true)? {
             Got::Admitted(id) => Ok(id),
-            Got::Queued(t) => self.wait(py, t, timeout).map(|()| t),
+            Got::Queued(t) => self
+                .wait(py, t, within_current_deadline(py, timeout))
+                .map(|()| t),
         }
     }
 }
