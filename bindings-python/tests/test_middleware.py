@@ -4,6 +4,7 @@ priority load shedding (DESIGN §5 limits worked by hand), the health endpoint,
 and the per-request deadline that the policies inside the handler honour."""
 
 import asyncio
+import json
 import threading
 import time
 
@@ -365,3 +366,59 @@ def test_asgi_request_deadline_bounds_the_wait_at_the_door():
         held.release.set()
         t.join(30)
         assert done[0].status_code == 200
+
+
+# -- the seed documents' game day, over HTTP --------------------------------
+
+
+def test_game_day_through_a_rules_file_against_a_starlette_service(tmp_path):
+    """Latency within the timeout, latency past it, every call failing, then the
+    file removed: the responses say what the policies did (DESIGN §9, §11)."""
+    rules_path = tmp_path / "chaos.json"
+    rules = seawall.chaos.load(rules_path, poll_interval=None)  # no file yet: no rules
+    # Count window 4, minimum 4, 50 %: the fourth failure in a row opens it.
+    breaker = seawall.CircuitBreaker(window=seawall.CountWindow(4), minimum_calls=4, open_duration=0.5)
+    policy = seawall.wrap(seawall.fallback(seawall.StaleCache()), breaker, 0.2,
+                          seawall.chaos.for_dependency("gameday-inventory"))
+
+    async def fetch(sku):
+        return {"sku": sku, "count": 3}
+
+    async def stock(request):
+        r = await policy.execute_async(fetch, request.path_params["sku"])
+        return JSONResponse({"source": r.source, "count": r.value["count"],
+                             "error": type(r.error).__name__ if r.error else None})
+
+    def set_rules(obj):
+        if obj is None:
+            rules_path.unlink()
+        else:
+            rules_path.write_text(json.dumps({"gameday-inventory": obj}))
+        assert rules.reload() is True
+
+    app = Starlette(routes=[Route("/stock/{sku}", stock)], middleware=[Middleware(
+        ASGIMiddleware, health={"inventory": breaker})])
+    try:
+        with uvicorn_server(app) as base, httpx.Client(timeout=30) as c:
+            get = lambda: c.get(base + "/stock/A1").json()  # noqa: E731
+            assert get() == {"source": "primary", "count": 3, "error": None}
+            set_rules({"enabled": True, "latencyMs": 10})
+            assert get()["source"] == "primary"
+            set_rules({"enabled": True, "latencyMs": 2000})
+            t0 = time.monotonic()
+            assert get() == {"source": "stale-cache", "count": 3, "error": "DeadlineExceededError"}
+            assert time.monotonic() - t0 < 1.9
+            set_rules({"enabled": True, "failureRate": 1.0})
+            # The window holds S, S, F (the timeout): the first injected failure
+            # makes 4 calls with 2 failures, 50 %, and opens it.
+            assert get() == {"source": "stale-cache", "count": 3, "error": "ChaosError"}
+            assert breaker.state == "open"
+            assert c.get(base + "/health").status_code == 503
+            assert get() == {"source": "stale-cache", "count": 3, "error": "CircuitOpenError"}
+            set_rules(None)  # the game day is over: the breaker probes after 0.5 s and closes
+            wait_until(lambda: get()["source"] == "primary")
+            assert breaker.state == "closed"
+            assert c.get(base + "/health").status_code == 200
+    finally:
+        rules.close()
+        seawall.chaos.reset()
