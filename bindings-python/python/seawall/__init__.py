@@ -5,7 +5,9 @@ a host (``shared="name"``), and so can a rate limiter.
 
 Durations are ``float`` seconds; thresholds and shares are percentages
 ``0..100``. See ``CircuitBreaker``, ``Retry``, ``Bulkhead``, ``timeout``,
-``Deadline``, ``RateLimiter``, ``fallback``, ``StaleCache`` and ``Policy`` / ``wrap``.
+``Deadline``, ``RateLimiter``, ``fallback``, ``StaleCache`` and ``Policy`` / ``wrap``;
+fault injection for game days is ``chaos``, web middleware ``seawall.asgi`` /
+``seawall.wsgi``.
 """
 
 from __future__ import annotations
