@@ -24,9 +24,8 @@ static DEADLINE_LEFT: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
 /// `timeout`, cut to what is left of the caller's current deadline
 /// (`seawall.current_deadline()`, e.g. a request's), so a queued wait never
-/// outlasts the budget of the request it serves. Asked only once a caller is
-/// queued, so an admitted acquire pays nothing; a lookup that fails leaves the
-/// timeout as it was (the ticket is queued already and must reach `wait`).
+/// outlasts the budget of the request it serves. A lookup that fails leaves
+/// the timeout as it was.
 fn within_current_deadline(py: Python<'_>, timeout: Option<Duration>) -> Option<Duration> {
     let left = DEADLINE_LEFT
         .import(py, "seawall._deadline", "remaining_ns")
@@ -314,11 +313,18 @@ impl SemCore {
         p: Priority,
         timeout: Option<Duration>,
     ) -> PyResult<u64> {
+        // Asked before entering, never between queuing and waiting: Python code
+        // run with a ticket queued lets an exiting interpreter stop this thread
+        // with the ticket on its stack. A bulkhead without a queue never waits,
+        // so its acquire pays nothing for it.
+        let timeout = if self.sem.config().max_queue > 0 {
+            within_current_deadline(py, timeout)
+        } else {
+            timeout
+        };
         match self.enter(py, p, true)? {
             Got::Admitted(id) => Ok(id),
-            Got::Queued(t) => self
-                .wait(py, t, within_current_deadline(py, timeout))
-                .map(|()| t),
+            Got::Queued(t) => self.wait(py, t, timeout).map(|()| t),
         }
     }
 }
