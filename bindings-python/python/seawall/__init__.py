@@ -34,7 +34,6 @@ from ._errors import (
 from ._chaos import Chaos, ChaosError, ChaosFile, ChaosRegistry, ChaosRules, chaos
 # -- middleware helpers (seawall.asgi, seawall.wsgi) --
 from ._middleware import HealthReport, priority_by_path
-
 from ._policy import Fallback, Policy, PolicyResult, StaleCache, fallback, wrap
 from ._rate_limiter import KeyedRateLimit, RateLimiter
 from ._retry import (
@@ -65,6 +64,7 @@ __all__ = [
     "ChaosRegistry",
     "ChaosRules",
     "chaos",
+    # -- middleware helpers --
     "HealthReport",
     "priority_by_path",
     # --
