@@ -5,9 +5,10 @@
 #   scripts/dist.sh (dist/; one release build, in target/wheel), auditwheel's
 #   check of the wheel's manylinux tag, then, with
 #   no cargo or rustc on PATH, the wheel installed and the conformance
-#   scenarios, the quick start of bindings-python/README.md (its printed
-#   output compared with the guide's), pytest (forms, classification, cancellation, bulkhead, policies,
-#   multiprocess shared breaker, Prometheus, mypy --strict, stubtest) and a
+#   scenarios, the quick start and the chaos game day of bindings-python/README.md
+#   (their printed output compared with the guide's), pytest (forms, classification, cancellation, bulkhead, policies,
+#   multiprocess shared breaker, Prometheus, chaos, ASGI/WSGI middleware under
+#   uvicorn and wsgiref on loopback, mypy --strict, stubtest) and a
 #   smoke run of the benchmark script; last, a wheel built from the sdist holds
 #   the same files.
 # Exit 3 (after saying so loudly) when the venv or its tools cannot be
@@ -64,6 +65,13 @@ python3 scripts/check-docs.py block bindings-python/README.md python-quickstart 
 # From another folder, so the installed wheel is imported, not the source tree.
 (cd "$QS" && python quickstart.py >printed.txt)
 diff -u "$QS/expected.txt" "$QS/printed.txt" || { echo "the Python quick start printed something else"; exit 1; }
+
+# -- the chaos game day of bindings-python/README.md, the same way --
+echo "--- the chaos game day of bindings-python/README.md prints what the guide says"
+python3 scripts/check-docs.py block bindings-python/README.md python-chaos >"$QS/chaos.py"
+python3 scripts/check-docs.py block bindings-python/README.md python-chaos --output >"$QS/chaos-expected.txt"
+(cd "$QS" && python chaos.py >chaos-printed.txt)
+diff -u "$QS/chaos-expected.txt" "$QS/chaos-printed.txt" || { echo "the Python chaos game day printed something else"; exit 1; }
 
 echo "--- pytest"
 (cd bindings-python && python -m pytest -q -p no:cacheprovider tests)

@@ -202,3 +202,45 @@ def policy_hooks(pool: Bulkhead, t: seawall.Timeout, fb: seawall.Fallback) -> No
 def state_export(b: CircuitBreaker) -> CircuitBreaker:
     saved: Dict[str, Any] = b.export_state()
     return CircuitBreaker(initial_state=saved)
+
+
+# -- chaos and middleware --
+from seawall.asgi import SeawallMiddleware as AsgiMiddleware  # noqa: E402
+from seawall.wsgi import SeawallMiddleware as WsgiMiddleware  # noqa: E402
+
+inventory: seawall.Chaos = seawall.chaos("inventory", enabled=True, latency=0.1, failure_rate=0.5, seed=7)
+inventory_rules: seawall.ChaosRules = inventory.update(probability=0.5)
+shared_inventory: seawall.Chaos = seawall.chaos.for_dependency("inventory")
+
+
+@inventory
+def lookup(sku: str) -> int:
+    return len(sku)
+
+
+@shared_inventory
+async def lookup_async(sku: str) -> int:
+    return len(sku)
+
+
+looked_up: int = lookup("A1")
+chaos_counts: Dict[str, Any] = inventory.metrics()
+chaos_policy: Policy = wrap(breaker, inventory, 0.5)
+try:
+    lookup("A1")
+except seawall.ChaosError as chaos_error:
+    chaos_name: Optional[str] = chaos_error.name
+
+
+async def asgi_app(scope: Any, receive: Any, send: Any) -> None:
+    return None
+
+
+def wsgi_app(environ: Dict[str, Any], start_response: Any) -> List[bytes]:
+    return [b""]
+
+
+asgi = AsgiMiddleware(asgi_app, bulkhead=Bulkhead(8, shares={"low": 20}),
+                      get_priority=seawall.priority_by_path({"/payments": "high"}),
+                      health={"inventory": [breaker, seawall.Health()]})
+wsgi = WsgiMiddleware(wsgi_app, health=seawall.HealthReport({"inventory": breaker}), retry_after=2)

@@ -5,7 +5,9 @@ a host (``shared="name"``), and so can a rate limiter.
 
 Durations are seconds, a number or a ``datetime.timedelta`` (``Seconds``);
 thresholds and shares are percentages ``0..100``. See ``CircuitBreaker``, ``Retry``, ``Bulkhead``, ``timeout``,
-``Deadline``, ``RateLimiter``, ``fallback``, ``StaleCache`` and ``Policy`` / ``wrap``.
+``Deadline``, ``RateLimiter``, ``fallback``, ``StaleCache`` and ``Policy`` / ``wrap``;
+fault injection for game days is ``chaos``, web middleware ``seawall.asgi`` /
+``seawall.wsgi``.
 """
 
 from __future__ import annotations
@@ -28,6 +30,10 @@ from ._errors import (
     SeawallError,
     SharedRegionError,
 )
+# -- chaos (fault injection, DESIGN §11) --
+from ._chaos import Chaos, ChaosError, ChaosFile, ChaosRegistry, ChaosRules, chaos
+# -- middleware helpers (seawall.asgi, seawall.wsgi) --
+from ._middleware import HealthReport, priority_by_path
 from ._policy import Fallback, Policy, PolicyResult, StaleCache, fallback, wrap
 from ._rate_limiter import KeyedRateLimit, RateLimiter
 from ._retry import (
@@ -52,6 +58,17 @@ Health = _native.Health
 monotonic = _native.monotonic
 
 __all__ = [
+    # -- chaos --
+    "Chaos",
+    "ChaosError",
+    "ChaosFile",
+    "ChaosRegistry",
+    "ChaosRules",
+    "chaos",
+    # -- middleware helpers --
+    "HealthReport",
+    "priority_by_path",
+    # --
     "Attempt",
     "Backoff",
     "Bulkhead",

@@ -11,6 +11,7 @@ from typing import Any, Callable, Dict, Generator, Mapping, Optional, Tuple, Typ
 
 from . import _listeners, _native, _numbers, _registry, _seconds
 from ._callables import guard_async_gen, is_async_callable, refuse_method_descriptor
+from ._deadline import remaining_ns
 from ._seconds import Seconds
 from ._stack import HeldStack
 
@@ -75,7 +76,8 @@ def _share(value: Any, priority: str) -> float:
 
 class Bulkhead:
     """A bulkhead: at most ``max_concurrent`` calls at once, up to ``max_queue``
-    more waiting (FIFO, each at most ``queue_timeout`` seconds; ``None`` waits as
+    more waiting (FIFO, each at most ``queue_timeout`` seconds and never past the
+    :func:`~seawall.current_deadline`, e.g. a request's; ``None`` waits as
     long as it takes), the rest refused with
     :class:`~seawall.BulkheadFullError` (``active``, ``queued``, ``reason``).
 
@@ -266,6 +268,10 @@ class Bulkhead:
             return got
         ticket = got
         t = self._timeout(timeout)
+        # Like a sync wait (native), never past the current deadline (a request's).
+        left = remaining_ns()
+        if left is not None:
+            t = left / 1e9 if t is None else min(t, left / 1e9)
         expiry = loop.call_later(t, _expire, fut) if t is not None else None
         poll = native.poll_interval
         if poll is not None:

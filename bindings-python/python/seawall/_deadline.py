@@ -142,6 +142,13 @@ def current_deadline() -> Optional[Deadline]:
     return stack[-1][1] if stack else None
 
 
+def remaining_ns() -> Optional[int]:
+    """Nanoseconds left of :func:`current_deadline` (``None``: there is none):
+    what bounds a bulkhead's queue wait."""
+    stack = _current.get()
+    return stack[-1][1].remaining_ns() if stack else None
+
+
 async def run_within(
     awaitable: Awaitable[T], seconds: float, on_expiry: Optional["Timeout"] = None
 ) -> T:

@@ -1,5 +1,5 @@
 """Fallbacks, a stale-if-error cache, and composition in DESIGN §9 order:
-fallback → bulkhead → circuit breaker → retry → timeout → call."""
+fallback → bulkhead → circuit breaker → retry → timeout → chaos → call."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from . import _listeners, _native, _seconds
 from ._breaker import CircuitBreaker
 from ._bulkhead import Bulkhead
 from ._callables import is_async_callable
+from ._chaos import Chaos
 from ._classify import ExceptionSpec, matcher
 from ._deadline import Deadline, Timeout, run_within
 from ._retry import Retry
@@ -219,15 +220,17 @@ def fallback(*alternatives: Any, on: ExceptionSpec = Exception) -> Fallback:
     return Fallback(*alternatives, on=on)
 
 
-Layer = Union[Fallback, Bulkhead, CircuitBreaker, Retry, Timeout, float, int]
+Layer = Union[Fallback, Bulkhead, CircuitBreaker, Retry, Timeout, Chaos, float, int]
 
 
 class Policy:
     """Layers composed in DESIGN §9 order, outermost first: ``fallback`` →
-    ``bulkhead`` → ``breaker`` → ``retry`` → ``timeout`` → the call. So a
+    ``bulkhead`` → ``breaker`` → ``retry`` → ``timeout`` → ``chaos`` → the call. So a
     retried call holds one bulkhead permit and counts as one call in the
-    breaker, and each attempt gets its own ``timeout`` (seconds, or a
-    :class:`~seawall.Timeout`).
+    breaker, each attempt gets its own ``timeout`` (seconds, or a
+    :class:`~seawall.Timeout`), and a :class:`~seawall.Chaos` policy's injected
+    latency, hang or :class:`~seawall.ChaosError` reaches every other layer as
+    the dependency's own would (each attempt draws again).
 
     ``policy(fn)`` decorates (sync or ``async def``) and returns plain values;
     :meth:`execute` / :meth:`execute_async` return a :class:`PolicyResult` that
@@ -249,6 +252,7 @@ class Policy:
         retry: Optional[Retry] = None,
         timeout: Union[Timeout, Seconds, None] = None,
         name: Optional[str] = None,
+        chaos: Optional[Chaos] = None,
     ) -> None:
         if fallback is not None and not isinstance(fallback, Fallback):
             fallback = Fallback(*fallback)
@@ -258,6 +262,7 @@ class Policy:
             (bulkhead, Bulkhead, "bulkhead"),
             (breaker, CircuitBreaker, "breaker"),
             (retry, Retry, "retry"),
+            (chaos, Chaos, "chaos"),
         ):
             if value is not None and not isinstance(value, cls):
                 raise TypeError(f"{what} must be a seawall.{cls.__name__}, got {value!r}")
@@ -267,18 +272,20 @@ class Policy:
         self.retry = retry
         self.timeout = timeout
         self.name = name
+        self.chaos = chaos
 
     # -- sync ----------------------------------------------------------------
 
     def _inner_sync(self, fn: Callable[..., Any]) -> Callable[..., Any]:
-        call = fn
+        call = fn if self.chaos is None else self.chaos(fn)
         if self.timeout is not None:
             limit = self.timeout
             seconds = limit.seconds
+            attempt = call
 
             def timed(*args: Any, **kwargs: Any) -> Any:
                 with Deadline(seconds) as d:
-                    value = fn(*args, **kwargs)
+                    value = attempt(*args, **kwargs)
                     if d.expired():
                         _OVERRAN.set(True)
                         limit._timed_out(seconds)
@@ -323,14 +330,15 @@ class Policy:
         return cast(PolicyResult[T], await self._run_async(self._inner_async(fn), args, kwargs))
 
     def _inner_async(self, fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
-        call = fn
+        call = fn if self.chaos is None else self.chaos(fn)
         if self.timeout is not None:
             limit = self.timeout
             seconds = limit.seconds
+            attempt = call
 
             async def timed(*args: Any, **kwargs: Any) -> Any:
                 with Deadline(seconds) as d:
-                    return await run_within(fn(*args, **kwargs), d.remaining(), limit)
+                    return await run_within(attempt(*args, **kwargs), d.remaining(), limit)
 
             call = timed
         if self.retry is not None:
@@ -374,7 +382,7 @@ class Policy:
         return cast(F, functools.wraps(fn)(wrapper))
 
     def __repr__(self) -> str:
-        layers = [n for n in ("fallback", "bulkhead", "breaker", "retry", "timeout") if getattr(self, n) is not None]
+        layers = [n for n in ("fallback", "bulkhead", "breaker", "retry", "timeout", "chaos") if getattr(self, n) is not None]
         return f"<Policy {' -> '.join(layers) or 'empty'}>"
 
 
@@ -394,8 +402,10 @@ def wrap(*layers: Layer) -> Policy:
             kind = "retry"
         elif isinstance(layer, Timeout) or (isinstance(layer, (int, float)) and not isinstance(layer, bool)):
             kind = "timeout"
+        elif isinstance(layer, Chaos):
+            kind = "chaos"
         else:
-            raise TypeError(f"wrap() takes Fallback, Bulkhead, CircuitBreaker, Retry or Timeout layers, got {layer!r}")
+            raise TypeError(f"wrap() takes Fallback, Bulkhead, CircuitBreaker, Retry, Timeout or Chaos layers, got {layer!r}")
         if kind in slots:
             raise TypeError(f"wrap() got two {kind} layers")
         slots[kind] = layer

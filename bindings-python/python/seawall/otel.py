@@ -30,6 +30,9 @@ braces, and an up-down counter for what is in use now (as
 * ``seawall.retry.retries`` (counter, ``{retry}``): retries allowed
 * ``seawall.retry.give_ups`` (counter, ``{call}``), attribute ``seawall.reason``:
   ``max_attempts``, ``deadline``, ``budget_exhausted``, ``throttled``
+* ``seawall.chaos.calls`` (counter, ``{call}``): calls through a chaos policy
+* ``seawall.chaos.injections`` (counter, ``{fault}``), attribute ``seawall.fault``:
+  ``latency``, ``hang``, ``failure``
 
 Live objects of one kind that share a name are one set of points, as in
 :mod:`seawall.prometheus`: counters summed, a shared region counted once.
@@ -45,11 +48,13 @@ from opentelemetry.metrics import CallbackOptions, Meter, MeterProvider, Observa
 from . import _registry
 from ._breaker import CircuitBreaker, State
 from ._bulkhead import Bulkhead
+from ._chaos import Chaos
 from ._retry import Retry
 
 __all__ = ["instrument", "Instruments"]
 
-_KINDS = (CircuitBreaker, Bulkhead, Retry)
+_KINDS = (CircuitBreaker, Bulkhead, Retry, Chaos)
+_CHAOS_FAULTS = (("latency", "latency"), ("hang", "hangs"), ("failure", "failures"))
 _BULKHEAD_REASONS = ("full", "shed", "timeout")
 _GIVE_UP_REASONS = ("max_attempts", "deadline", "budget_exhausted", "throttled")
 
@@ -86,6 +91,10 @@ class Instruments:
              "Retries allowed.", self._retries),
             (counter, "seawall.retry.give_ups", "{call}",
              "Calls that stopped retrying, by reason.", self._give_ups),
+            (counter, "seawall.chaos.calls", "{call}",
+             "Calls through the chaos policy.", self._chaos_calls),
+            (counter, "seawall.chaos.injections", "{fault}",
+             "Faults the chaos policy injected, by fault.", self._chaos_injections),
         ]:
             self.instruments.append(make(name, callbacks=[_callback(read)], unit=unit,
                                          description=description))
@@ -155,18 +164,30 @@ class Instruments:
                                   {"seawall.name": n, "seawall.reason": reason})
 
 
+    # -- chaos policies: each object's own counts
+    def _chaos_calls(self) -> Iterable[Observation]:
+        for n, g in self._groups(Chaos).items():
+            yield Observation(sum(o.metrics()["calls"] for o in g), {"seawall.name": n})
+
+    def _chaos_injections(self) -> Iterable[Observation]:
+        for n, g in self._groups(Chaos).items():
+            ms = [o.metrics() for o in g]
+            for fault, key in _CHAOS_FAULTS:
+                yield Observation(sum(m[key] for m in ms), {"seawall.name": n, "seawall.fault": fault})
+
+
 def _callback(read: Callable[[], Iterable[Observation]]) -> Callable[[CallbackOptions], Iterable[Observation]]:
     # A list, not a generator: the SDK may iterate after the callback returns.
     return lambda _options: list(read())
 
 
 def instrument(meter_provider: Optional[MeterProvider] = None, *objects: Any) -> Instruments:
-    """Reports the given breakers, bulkheads and retries (none given: every live
+    """Reports the given breakers, bulkheads, retries and chaos policies (none given: every live
     named one) through ``meter_provider`` (default: the global one). Raises
     ``TypeError`` for anything else."""
     for o in objects:
-        if not isinstance(o, (CircuitBreaker, Bulkhead, Retry)):
-            raise TypeError(f"seawall.otel.instrument takes breakers, bulkheads and retries, got {o!r}")
+        if not isinstance(o, _KINDS):
+            raise TypeError(f"seawall.otel.instrument takes breakers, bulkheads, retries and chaos policies, got {o!r}")
     provider = meter_provider if meter_provider is not None else metrics.get_meter_provider()
     from . import __version__
 

@@ -22,6 +22,9 @@ Metrics (label ``name``):
 * ``seawall_rate_limiter_admitted_total``, ``seawall_rate_limiter_rejected_total``:
   takes of this process's rate limiters (a shared limiter's cells are the
   host's; these counts are each handle's own, summed)
+* ``seawall_chaos_calls_total``, ``seawall_chaos_injected_total{fault}``: calls
+  through each chaos policy, and faults it injected: ``latency``, ``hang``,
+  ``failure`` (:class:`~seawall.ChaosError` raised)
 
 One series per name and label set, as Prometheus requires: live objects of one
 kind that share a name (two instances of a client class, two handles of one
@@ -44,12 +47,13 @@ from prometheus_client.registry import Collector
 from . import _registry
 from ._breaker import CircuitBreaker, State
 from ._bulkhead import Bulkhead
+from ._chaos import Chaos
 from ._rate_limiter import RateLimiter
 from ._retry import Retry
 
 __all__ = ["SeawallCollector"]
 
-_KINDS = (CircuitBreaker, Bulkhead, Retry, RateLimiter)
+_KINDS = (CircuitBreaker, Bulkhead, Retry, RateLimiter, Chaos)
 
 
 class SeawallCollector(Collector):
@@ -59,7 +63,7 @@ class SeawallCollector(Collector):
         for o in objects:
             if not isinstance(o, _KINDS):
                 raise TypeError(
-                    f"SeawallCollector takes breakers, bulkheads, retries and rate limiters, got {o!r}"
+                    f"SeawallCollector takes breakers, bulkheads, retries, rate limiters and chaos policies, got {o!r}"
                 )
         self._objects = objects
 
@@ -82,6 +86,8 @@ class SeawallCollector(Collector):
         denied = CounterMetricFamily("seawall_retries_denied", "Retries refused, by reason.", labels=["name", "reason"])
         rl_admitted = CounterMetricFamily("seawall_rate_limiter_admitted", "Takes the rate limiter admitted.", labels=["name"])
         rl_rejected = CounterMetricFamily("seawall_rate_limiter_rejected", "Takes the rate limiter refused (over the rate).", labels=["name"])
+        chaos_calls = CounterMetricFamily("seawall_chaos_calls", "Calls through the chaos policy.", labels=["name"])
+        chaos_injected = CounterMetricFamily("seawall_chaos_injected", "Faults the chaos policy injected, by fault.", labels=["name", "fault"])
         for (kind, n), group in _registry.groups(self._targets(), _KINDS).items():
             if kind is CircuitBreaker:
                 # A shared breaker's state and totals live in its region: once per region.
@@ -109,6 +115,11 @@ class SeawallCollector(Collector):
                 counts = [o.stats() for o in group]
                 rl_admitted.add_metric([n], sum(c["admitted"] for c in counts))
                 rl_rejected.add_metric([n], sum(c["rejected"] for c in counts))
+            elif kind is Chaos:
+                cm = [o.metrics() for o in group]
+                chaos_calls.add_metric([n], sum(m["calls"] for m in cm))
+                for fault, key in (("latency", "latency"), ("hang", "hangs"), ("failure", "failures")):
+                    chaos_injected.add_metric([n, fault], sum(m[key] for m in cm))
             else:
                 stats = [o.stats() for o in group]
                 allowed.add_metric([n], sum(s["allowed"] for s in stats))
@@ -116,5 +127,5 @@ class SeawallCollector(Collector):
                     denied.add_metric([n, reason], sum(s[reason] for s in stats))
         yield from (
             state, calls, slow, rejected, transitions, active, queued, limit, bh_rejected, allowed, denied,
-            rl_admitted, rl_rejected,
+            rl_admitted, rl_rejected, chaos_calls, chaos_injected,
         )

@@ -21,6 +21,25 @@ use crate::errors;
 const SIGNAL_CHECK: Duration = Duration::from_millis(50);
 
 static GRANT: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static DEADLINE_LEFT: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// `timeout`, cut to what is left of the caller's current deadline
+/// (`seawall.current_deadline()`, e.g. a request's), so a queued wait never
+/// outlasts the budget of the request it serves. A lookup that fails leaves
+/// the timeout as it was.
+fn within_current_deadline(py: Python<'_>, timeout: Option<Duration>) -> Option<Duration> {
+    let left = DEADLINE_LEFT
+        .import(py, "seawall._deadline", "remaining_ns")
+        .and_then(PyAnyMethods::call0)
+        .and_then(|v| v.extract::<Option<u64>>())
+        .ok()
+        .flatten()
+        .map(Duration::from_nanos);
+    match (timeout, left) {
+        (Some(t), Some(l)) => Some(t.min(l)),
+        (t, l) => t.or(l),
+    }
+}
 
 /// Counters for metrics (relaxed: statistics only).
 #[derive(Default)]
@@ -332,6 +351,15 @@ impl SemCore {
         p: Priority,
         timeout: Option<Duration>,
     ) -> PyResult<u64> {
+        // Asked before entering, never between queuing and waiting: Python code
+        // run with a ticket queued lets an exiting interpreter stop this thread
+        // with the ticket on its stack. A bulkhead without a queue never waits,
+        // so its acquire pays nothing for it.
+        let timeout = if self.sem.config().max_queue > 0 {
+            within_current_deadline(py, timeout)
+        } else {
+            timeout
+        };
         match self.enter(py, p, true)? {
             Got::Admitted(id) => Ok(id),
             Got::Queued(t) => self.wait(py, t, timeout).map(|()| t),

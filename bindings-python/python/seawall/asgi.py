@@ -1,0 +1,127 @@
+"""ASGI middleware (Starlette, FastAPI, any ASGI 3 application; plain ASGI, no
+framework imported): priority load shedding at the door, a health endpoint and
+a per-request deadline.
+
+    from starlette.applications import Starlette
+    from starlette.middleware import Middleware
+    import seawall
+    from seawall.asgi import SeawallMiddleware
+
+    pool = seawall.Bulkhead(64, shares={"critical": 100, "high": 80, "normal": 50, "low": 20})
+    app = Starlette(routes=..., middleware=[Middleware(
+        SeawallMiddleware,
+        bulkhead=pool,
+        get_priority=seawall.priority_by_path({"/payments": "high", "/reports": "low"}),
+        health={"inventory": [inventory_breaker, inventory_health]},
+    )])
+
+Per HTTP request (``lifespan`` and ``websocket`` pass through untouched):
+
+1. ``health_path`` (default ``/health``), when ``health`` is given, is answered
+   here with the :class:`~seawall.HealthReport` document (JSON; 200, or 503
+   when unhealthy), holding no permit, so a probe sees the truth when the
+   service is full.
+2. The ``deadline_header`` (default ``x-request-deadline-ms``: the caller's
+   budget in milliseconds), when present, becomes a :class:`~seawall.Deadline`
+   that is the :func:`~seawall.current_deadline` of the handler: retries never
+   sleep past it, a policy's timeout is cut to it, a chaos latency or hang ends
+   at it, a bulkhead's queue wait ends at it. A value that is not a number of
+   milliseconds >= 0 is answered 400.
+3. With a ``bulkhead``, the request takes a permit at ``get_priority(scope)``
+   (default: the bulkhead's ``priority``) for as long as the application runs,
+   waiting in the bulkhead's queue if it has one (at most ``queue_timeout``,
+   and not past the request's deadline); a request shed by its
+   priority's share is refused at once, never queued (DESIGN §5). A refusal
+   (shed, full, or a queue wait that timed out) is answered 503 with
+   ``Retry-After: retry_after`` (seconds, rounded up) and a JSON body
+   ``{"error": "overloaded", "reason": "shed" | "full" | "timeout", "active", "queued"}``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+from typing import Any, Awaitable, Callable, List, Mapping, MutableMapping, Optional, Tuple, Union
+
+from ._bulkhead import Bulkhead
+from ._deadline import Deadline
+from ._errors import BulkheadFullError
+from ._middleware import JSON, Gate, HealthReport, Sources, parse_deadline_ms
+
+__all__ = ["SeawallMiddleware"]
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+async def _answer(send: Send, status: int, headers: List[Tuple[str, str]], body: bytes) -> None:
+    await send({
+        "type": "http.response.start",
+        "status": status,
+        "headers": [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers]
+        + [(b"content-length", str(len(body)).encode())],
+    })
+    await send({"type": "http.response.body", "body": body})
+
+
+class SeawallMiddleware:
+    """See the module's documentation."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        bulkhead: Optional[Bulkhead] = None,
+        get_priority: Optional[Callable[[Any], str]] = None,
+        health: Union[HealthReport, Mapping[str, Sources], None] = None,
+        health_path: str = "/health",
+        deadline_header: Optional[str] = "x-request-deadline-ms",
+        retry_after: Union[float, datetime.timedelta] = 1.0,
+    ) -> None:
+        self.app = app
+        self._gate = Gate(bulkhead=bulkhead, get_priority=get_priority, health=health,
+                          health_path=health_path, deadline_header=deadline_header,
+                          retry_after=retry_after)
+
+    def _deadline_value(self, scope: Scope) -> Optional[str]:
+        name = self._gate.deadline_header
+        if name is None:
+            return None
+        wanted = name.encode("latin-1")
+        for k, v in scope.get("headers", ()):
+            if k.lower() == wanted:
+                return bytes(v).decode("latin-1")
+        return None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        gate = self._gate
+        if gate.health is not None and scope.get("path") == gate.health_path:
+            status, body = gate.health.answer()
+            await _answer(send, status, JSON, body)
+            return
+        raw = self._deadline_value(scope)
+        seconds = None
+        if raw is not None:
+            seconds = parse_deadline_ms(raw)
+            if seconds is None:
+                await _answer(send, *gate.bad_deadline(raw))
+                return
+        with Deadline(seconds) if seconds is not None else contextlib.nullcontext():
+            permit = None
+            if gate.bulkhead is not None:
+                try:
+                    permit = await gate.bulkhead.acquire_async(gate.priority(scope))
+                except BulkheadFullError as e:
+                    await _answer(send, *gate.refused(e))
+                    return
+            try:
+                await self.app(scope, receive, send)
+            finally:
+                if permit is not None:
+                    permit.release()
