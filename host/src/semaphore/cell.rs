@@ -65,6 +65,7 @@ use seawall_core::{
 
 use crate::holders::{HolderError, HolderTable, Slot, SlotState, Step};
 use crate::owner::kill_point;
+use crate::sync::AtomicU32;
 
 /// A held permit: give it back exactly once with [`SemaphoreCell::release`].
 /// Plain data: any thread, or any process sharing the semaphore, may release it.
@@ -131,6 +132,9 @@ pub enum Cancelled {
 pub struct SemaphoreCell<const Q: usize, const N: usize> {
     sem: Semaphore<Q>,
     holders: HolderTable<N>,
+    /// Bumped by every step that can hand a permit to a waiter; waiters of any
+    /// process sleep on it (`super::wake`). Any value is valid.
+    released: AtomicU32,
 }
 
 impl<const Q: usize, const N: usize> SemaphoreCell<Q, N> {
@@ -161,6 +165,8 @@ impl<const Q: usize, const N: usize> SemaphoreCell<Q, N> {
         let holders =
             unsafe { &mut *(&raw mut (*p).holders).cast::<MaybeUninit<HolderTable<N>>>() };
         HolderTable::init(holders, salt);
+        // SAFETY: as above; written once, never read before.
+        unsafe { (&raw mut (*p).released).write(AtomicU32::new(0)) };
         Ok(())
     }
 
@@ -180,6 +186,12 @@ impl<const Q: usize, const N: usize> SemaphoreCell<Q, N> {
     #[must_use]
     pub fn snapshot(&self) -> SemaphoreSnapshot {
         self.sem.snapshot()
+    }
+
+    /// The word waiters sleep on and releases bump (see `super::wake`).
+    #[cfg(not(loom))]
+    pub(crate) fn released(&self) -> &AtomicU32 {
+        &self.released
     }
 
     /// Permits and tickets callers hold now (a scan of the holder table).
