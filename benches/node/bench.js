@@ -4,7 +4,8 @@
 // run: `execute` on an already-resolved no-op through seawall's CircuitBreaker,
 // opossum (default options, and timeout: false), cockatiel's circuit breaker and
 // a bare `await`; then a retry + breaker + timeout pipeline, seawall's wrap()
-// against cockatiel's wrap(retry, breaker, timeout); then the cost of a refusal
+// against cockatiel's wrap(retry, breaker, timeout); an admitted call through a
+// bulkhead with room (seawall's, cockatiel's); then the cost of a refusal
 // (an open breaker's rejection, a full bulkhead's) next to opossum's and
 // cockatiel's, the error caught; then an admitted call through a rate limiter,
 // seawall's RateLimiter (execute, and the synchronous tryAcquire) against
@@ -77,6 +78,9 @@ function contenders() {
     new seawall.CircuitBreaker({ name: 'bench-pipeline' }),
     seawall.timeout(1000),
   );
+  // A bulkhead with room: every call is admitted at once.
+  const swBulkhead = new seawall.Bulkhead({ maxConcurrent: 10 });
+  const ckBulkhead = cockatiel.bulkhead(10, 0);
   const ckPipeline = cockatiel.wrap(
     cockatiel.retry(cockatiel.handleAll, { maxAttempts: 2, backoff: new cockatiel.ExponentialBackoff() }),
     cockatiel.circuitBreaker(cockatiel.handleAll, { halfOpenAfter: 30_000, breaker: new cockatiel.ConsecutiveBreaker(5) }),
@@ -89,6 +93,8 @@ function contenders() {
     'opossum fire (timeout: false)': () => opNoTimeout.fire(),
     'cockatiel execute': () => ck.execute(noop),
     'seawall wrap(retry, breaker, timeout)': () => swPipeline.execute(noop),
+    'seawall bulkhead execute': () => swBulkhead.execute(noop),
+    'cockatiel bulkhead execute': () => ckBulkhead.execute(noop),
     'cockatiel wrap(retry, breaker, timeout)': () => ckPipeline.execute(noop),
   };
 }
@@ -149,6 +155,7 @@ async function main() {
   console.log(`  seawall ÷ opossum (timeout: false):    ${ratio('seawall execute', 'opossum fire (timeout: false)')}`);
   console.log(`  seawall ÷ cockatiel:                   ${ratio('seawall execute', 'cockatiel execute')}`);
   console.log(`  pipeline ÷ cockatiel wrap:             ${ratio('seawall wrap(retry, breaker, timeout)', 'cockatiel wrap(retry, breaker, timeout)')}`);
+  console.log(`  bulkhead ÷ cockatiel bulkhead:         ${ratio('seawall bulkhead execute', 'cockatiel bulkhead execute')}`);
   console.log(`  open rejection ÷ opossum:              ${ratio('seawall open rejection', 'opossum open rejection')}`);
   console.log(`  open rejection ÷ cockatiel:            ${ratio('seawall open rejection', 'cockatiel open rejection')}`);
   console.log(`  bulkhead refusal ÷ opossum capacity:   ${ratio('seawall bulkhead refusal', 'opossum capacity refusal')}`);
