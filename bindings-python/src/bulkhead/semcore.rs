@@ -251,6 +251,8 @@ impl SemCore {
             self.waiters.register(t, Wake::Thread(Arc::clone(&parker)));
         }
         loop {
+            // Read before the look: a release after it (in any process) changes it.
+            let seen = self.sem.release_count();
             if self.look(py, t)? {
                 self.admit(t);
                 return Ok(());
@@ -266,7 +268,12 @@ impl SemCore {
                 nap = nap.min(p);
             }
             py.detach(|| {
-                parker.park_timeout(nap);
+                // Where no release can unpark this thread (a shared bulkhead: it
+                // may be another process's), it sleeps on the semaphore's release
+                // counter, which every release bumps (a futex on Linux).
+                if !(self.poll_only && self.sem.wait_release(seen, nap)) {
+                    parker.park_timeout(nap);
+                }
                 // A daemon thread at the interpreter's exit: never take the GIL
                 // again (see `crate::at_exit::exiting`); the process ends it.
                 while crate::at_exit::exiting() {
