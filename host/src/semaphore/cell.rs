@@ -134,7 +134,13 @@ pub struct SemaphoreCell<const Q: usize, const N: usize> {
     holders: HolderTable<N>,
     /// Bumped by every step that can hand a permit to a waiter; waiters of any
     /// process sleep on it (`super::wake`). Any value is valid.
+    #[cfg_attr(loom, allow(dead_code, reason = "no futex under loom"))]
     released: AtomicU32,
+    /// Threads (of any process) that may sleep on `released`: a release wakes
+    /// only when there are some. A sleeper killed leaves it too high, which
+    /// costs its releases a wake-up call each and nothing else.
+    #[cfg_attr(loom, allow(dead_code, reason = "no futex under loom"))]
+    sleepers: AtomicU32,
 }
 
 impl<const Q: usize, const N: usize> SemaphoreCell<Q, N> {
@@ -167,6 +173,8 @@ impl<const Q: usize, const N: usize> SemaphoreCell<Q, N> {
         HolderTable::init(holders, salt);
         // SAFETY: as above; written once, never read before.
         unsafe { (&raw mut (*p).released).write(AtomicU32::new(0)) };
+        // SAFETY: as above.
+        unsafe { (&raw mut (*p).sleepers).write(AtomicU32::new(0)) };
         Ok(())
     }
 
@@ -192,6 +200,12 @@ impl<const Q: usize, const N: usize> SemaphoreCell<Q, N> {
     #[cfg(not(loom))]
     pub(crate) fn released(&self) -> &AtomicU32 {
         &self.released
+    }
+
+    /// The count of threads that may sleep on [`released`](Self::released).
+    #[cfg(not(loom))]
+    pub(crate) fn sleepers(&self) -> &AtomicU32 {
+        &self.sleepers
     }
 
     /// Permits and tickets callers hold now (a scan of the holder table).

@@ -2,7 +2,7 @@
 //! or shared behind the same methods.
 
 use core::ptr::NonNull;
-use core::sync::atomic::Ordering;
+use core::sync::atomic::{Ordering, fence};
 use core::time::Duration;
 
 use seawall_core::{
@@ -53,9 +53,43 @@ enum Store {
 /// id 0 and a release only fails when no permit is held at all.
 pub struct Semaphore {
     store: Store,
-    /// An untracked semaphore's release counter (a tracked one's is in its
-    /// cell, so that it is shared with the cell).
+    /// An untracked semaphore's release counter and sleepers (a tracked
+    /// one's are in its cell, shared with every process that shares it).
     released: AtomicU32,
+    sleepers: AtomicU32,
+}
+
+/// A thread that waits for a grant by sleeping on the release counter
+/// ([`Semaphore::release_waiter`]): while it exists, releases wake sleepers.
+/// Read [`count`](Self::count) before each look at the ticket, then
+/// [`sleep`](Self::sleep) with what was read.
+#[derive(Debug)]
+pub struct ReleaseWaiter<'a> {
+    sem: &'a Semaphore,
+}
+
+impl ReleaseWaiter<'_> {
+    /// The release counter now.
+    #[must_use]
+    pub fn count(&self) -> u32 {
+        self.sem.released().load(Ordering::Acquire)
+    }
+
+    /// Sleep until a release, cancel or reclaim that may have granted a ticket
+    /// (in any process sharing the semaphore) changes the release counter from
+    /// `seen`, or `timeout` passes (always bounded, whatever a shared region
+    /// holds). Returns at once if it changed already; false where the OS has
+    /// no such wait (not Linux), having slept nothing.
+    #[must_use = "false: there is no such wait here and nothing slept"]
+    pub fn sleep(&self, seen: u32, timeout: Duration) -> bool {
+        wake::wait(self.sem.released(), seen, timeout)
+    }
+}
+
+impl Drop for ReleaseWaiter<'_> {
+    fn drop(&mut self) {
+        self.sem.sleepers().fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 impl core::fmt::Debug for Semaphore {
@@ -88,6 +122,7 @@ impl Semaphore {
         Self {
             store,
             released: AtomicU32::new(0),
+            sleepers: AtomicU32::new(0),
         }
     }
 
@@ -98,27 +133,31 @@ impl Semaphore {
         }
     }
 
-    /// The release counter now: read it before looking at a ticket that is
-    /// waiting, then sleep with [`wait_release`](Self::wait_release) on what
-    /// was read (see [`super::wake`]).
+    fn sleepers(&self) -> &AtomicU32 {
+        match &self.store {
+            Store::Untracked(_) => &self.sleepers,
+            Store::Tracked(h) => h.sleepers(),
+        }
+    }
+
+    /// Announce a thread that will wait for its ticket by sleeping on the
+    /// release counter (see [`super::wake`]); it stops counting when the
+    /// [`ReleaseWaiter`] is dropped.
     #[must_use]
-    pub fn release_count(&self) -> u32 {
-        self.released().load(Ordering::Acquire)
+    pub fn release_waiter(&self) -> ReleaseWaiter<'_> {
+        self.sleepers().fetch_add(1, Ordering::SeqCst);
+        // Paired with the fence of `notify`: either that release sees this
+        // sleeper, or this thread's next look sees what the release granted.
+        fence(Ordering::SeqCst);
+        ReleaseWaiter { sem: self }
     }
 
-    /// Sleep until a release, cancel or reclaim that may have granted a ticket
-    /// (in any process sharing the semaphore) changes the release counter from
-    /// `seen`, or `timeout` passes (always bounded, whatever a shared region
-    /// holds). Returns at once if it changed already; false where the OS has
-    /// no such wait (not Linux), having slept nothing.
-    pub fn wait_release(&self, seen: u32, timeout: Duration) -> bool {
-        wake::wait(self.released(), seen, timeout)
-    }
-
-    /// After a step that may have handed a permit to a waiter: wake the waiters
-    /// if there are any (a granted waiter counts as queued until it polls).
+    /// After a step that may have handed a permit to a waiter: wake the
+    /// sleepers, if any may sleep and anyone waits (a granted waiter counts as
+    /// queued until it polls).
     fn notify(&self) {
-        if self.snapshot().queued > 0 {
+        fence(Ordering::SeqCst);
+        if self.sleepers().load(Ordering::SeqCst) != 0 && self.snapshot().queued > 0 {
             wake::wake_all(self.released());
         }
     }

@@ -56,7 +56,7 @@ mod wait;
 mod wake;
 
 #[cfg(not(loom))]
-pub use handle::{Semaphore, Snapshot};
+pub use handle::{ReleaseWaiter, Semaphore, Snapshot};
 #[cfg(not(loom))]
 pub use region::{
     Cell, SEMAPHORE_HOLDER_SLOTS, SEMAPHORE_MAX_CONCURRENT, SEMAPHORE_MAX_QUEUE,

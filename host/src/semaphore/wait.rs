@@ -80,9 +80,10 @@ impl Semaphore {
     fn wait(&self, ticket: Ticket, deadline: Option<Instant>) -> Result<Permit, WaitError> {
         let mut polls = 0u32;
         let mut nap = Duration::from_micros(20);
+        let sleeper = self.release_waiter();
         loop {
             // Read before the look: a release after it changes the counter.
-            let seen = self.release_count();
+            let seen = sleeper.count();
             match self.poll_checked(ticket) {
                 Ok(Ok(Polled::Granted(permit))) => return Ok(permit),
                 Ok(Ok(Polled::Waiting)) => {}
@@ -105,7 +106,7 @@ impl Semaphore {
                 };
             }
             let bound = left.map_or(SHARED_WAIT_POLL, |l| l.min(SHARED_WAIT_POLL));
-            if self.wait_release(seen, bound) {
+            if sleeper.sleep(seen, bound) {
                 continue;
             }
             polls += 1;
