@@ -173,6 +173,53 @@ class Targets:
         self.lines.append(f"- {mark}: {text}")
 
 
+def node_targets(n: Dict[str, float], bare: float, v: Dict[str, str], targets: "Targets") -> None:
+    """The Node bulkhead and refusal rows and the Node overhead targets (ratios of one run)."""
+    p = print
+    rows = [
+        ("`execute` through a bulkhead with room", "seawall bulkhead execute", "cockatiel bulkhead execute", 2.0),
+        ("an open breaker's rejection (caught)", "seawall open rejection", "cockatiel open rejection", 1.0),
+        ("a full bulkhead's refusal (caught)", "seawall bulkhead refusal", "cockatiel bulkhead refusal", 1.0),
+    ]
+    p("| operation | seawall ns (overhead) | peer | peer ns (overhead) | seawall ÷ peer, overhead |")
+    p("|---|--:|---|--:|--:|")
+    for label, mine, peer, _ in rows:
+        m, pv = n.get(mine), n.get(peer)
+        r = (m - bare) / (pv - bare) if m and pv and pv > bare else None
+        p(f"| {label} | {ns(m)} ({ns(m - bare) if m else '—'}) | cockatiel {v.get('cockatiel', '')} | "
+          f"{ns(pv)} ({ns(pv - bare) if pv else '—'}) | {ratio(r) if r is not None else '—'} |")
+    p()
+    def over(mine: str, peer: str) -> Optional[float]:
+        m, pv = n.get(mine), n.get(peer)
+        return (m - bare) / (pv - bare) if m and pv and pv > bare else None
+    r = over("seawall execute", "cockatiel execute")
+    targets.add(None if r is None else r <= 1, f"Node closed-breaker `execute` overhead ≤ cockatiel's: {r or float('nan'):.2f}×")
+    for label, mine, peer, bound in rows:
+        r = over(mine, peer)
+        targets.add(None if r is None else r <= bound,
+                    f"Node {label}: overhead ≤ {bound:g}× cockatiel's: {r or float('nan'):.2f}×")
+
+
+def handoff_table(h: Dict[str, Any], targets: "Targets") -> None:
+    """Waiting for a bulkhead permit (benches/benches/handoff.rs): shared vs local, cross-process hand-off."""
+    p = print
+    c, ho = h["contended_calls_per_s"], h["handoff"]
+    share = c["shared"] / c["local"] if c.get("local") else None
+    p(f"### Rust, waiting for a bulkhead permit (`benches/benches/handoff.rs`, {h['threads']} threads, "
+      f"{h['permits']} permits, median of {h['rounds']} rounds of {h['round_ms']:.0f} ms)")
+    p()
+    p("| measure | seawall shared | seawall local | shared ÷ local |")
+    p("|---|--:|--:|--:|")
+    p(f"| contended within one process, calls/s | {c['shared']:,.0f} | {c['local']:,.0f} | "
+      f"{ratio(share) if share is not None else '—'} |")
+    p(f"| cross-process hand-off, release to the waiter's return (p50 / p90 of {ho['count']}) | "
+      f"{ho['p50_ns'] / 1e3:.1f} / {ho['p90_ns'] / 1e3:.1f} µs | | |")
+    p()
+    targets.add(None if share is None else share >= 0.5,
+                f"shared bulkhead contended within one process ≥ 50 % of the local one's throughput: {share or float('nan'):.2f}×")
+    targets.add(ho["p50_ns"] <= 100_000, f"cross-process bulkhead hand-off p50 ≤ 100 µs: {ho['p50_ns'] / 1e3:.1f} µs")
+
+
 def table(out: Path) -> int:
     versions = lock_versions()
     medians = criterion_medians(out / "criterion")
@@ -181,6 +228,7 @@ def table(out: Path) -> int:
     memory = load(out / "memory.json")
     py = load(out / "python.json")
     node = load(out / "node.json")
+    handoff = load(out / "handoff.json")
     notes = (out / "notes.txt").read_text(encoding="utf-8").splitlines() if (out / "notes.txt").exists() else []
     load_start = (out / "loadavg-start").read_text(encoding="utf-8").strip() if (out / "loadavg-start").exists() else "?"
     targets = Targets()
@@ -422,6 +470,7 @@ def table(out: Path) -> int:
         targets.add(None if cheaper is None else cheaper >= 3,
                     f"Node seawall/opossum fire() ≥ 3× cheaper than opossum's (overhead, default options): "
                     f"{cheaper if cheaper is not None else float('nan'):.1f}×")
+        node_targets(n, bare, v, targets)
         rl = node.get("rate_limiter")
         if rl:
             c = rl["ns_per_call"]
@@ -440,6 +489,9 @@ def table(out: Path) -> int:
             targets.add(None if not (mine and peer) else peer / mine >= 5,
                         f"Node rate limiter ≥ 5× cheaper per admitted call than bottleneck (local): "
                         f"{(peer / mine) if mine and peer else float('nan'):.1f}×")
+
+    if handoff:
+        handoff_table(handoff, targets)
 
     # ---------------------------------------------------------------- targets
     p("### Targets, from this run")

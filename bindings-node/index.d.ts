@@ -115,6 +115,7 @@ export declare function constants(): NativeConstants
 /**
  * The hot-path functions, as one object (see the module docs):
  * `breakerAcquire(h)`, `breakerRecord(h, permit, outcome, durationMs)`,
+ * `breakerRecordSuccesses(h, permit, n)`,
  * `breakerStateWord(h)`, `semaphoreAcquire(h, priority, wait)`,
  * `semaphoreRelease(h, head)`, `semaphorePoll(h, ticket)`,
  * `semaphoreCancel(h, ticket)`, `retryBudgetDeposit(h)`,

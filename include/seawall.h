@@ -2533,11 +2533,12 @@ seawall_status seawall_semaphore_release(const struct seawall_semaphore *semapho
  * seawall never writes (nothing is held); whatever it holds, the call returns
  * by its deadline.
  *
- * The wait is a bounded poll-and-park loop, not a futex: a few polls with
- * `sched_yield`, then sleeps doubling from 20 µs to 1 ms (never past the
- * deadline), so it works the same when the releasing thread is in another
- * process. A grant is noticed within about 1 ms; until then the permit is held
- * for this waiter. Event loops should poll tickets themselves
+ * On Linux the wait sleeps on the semaphore's release counter (a futex that
+ * is not private: a release in any process sharing the semaphore wakes it),
+ * at most 2 ms at a time, never past the deadline; elsewhere it is a bounded
+ * poll-and-park loop (a few polls with `sched_yield`, then sleeps doubling
+ * from 20 µs to 1 ms). Until the waiter looks, a granted permit is held for
+ * it. Event loops should poll tickets themselves
  * (`seawall_semaphore_acquire_or_enqueue`, `seawall_semaphore_poll`).
  *
  * # Safety

@@ -4,7 +4,8 @@
 // run: `execute` on an already-resolved no-op through seawall's CircuitBreaker,
 // opossum (default options, and timeout: false), cockatiel's circuit breaker and
 // a bare `await`; then a retry + breaker + timeout pipeline, seawall's wrap()
-// against cockatiel's wrap(retry, breaker, timeout); then the cost of a refusal
+// against cockatiel's wrap(retry, breaker, timeout); an admitted call through a
+// bulkhead with room (seawall's, cockatiel's); then the cost of a refusal
 // (an open breaker's rejection, a full bulkhead's) next to opossum's and
 // cockatiel's, the error caught; then an admitted call through a rate limiter,
 // seawall's RateLimiter (execute, and the synchronous tryAcquire) against
@@ -88,6 +89,9 @@ function contenders() {
     new seawall.CircuitBreaker({ name: 'bench-pipeline' }),
     seawall.timeout(1000),
   );
+  // A bulkhead with room: every call is admitted at once.
+  const swBulkhead = new seawall.Bulkhead({ maxConcurrent: 10 });
+  const ckBulkhead = cockatiel.bulkhead(10, 0);
   const ckPipeline = cockatiel.wrap(
     cockatiel.retry(cockatiel.handleAll, { maxAttempts: 2, backoff: new cockatiel.ExponentialBackoff() }),
     cockatiel.circuitBreaker(cockatiel.handleAll, { halfOpenAfter: 30_000, breaker: new cockatiel.ConsecutiveBreaker(5) }),
@@ -101,6 +105,8 @@ function contenders() {
     'cockatiel execute': () => ck.execute(noop),
     ...opossumAdapter(),
     'seawall wrap(retry, breaker, timeout)': () => swPipeline.execute(noop),
+    'seawall bulkhead execute': () => swBulkhead.execute(noop),
+    'cockatiel bulkhead execute': () => ckBulkhead.execute(noop),
     'cockatiel wrap(retry, breaker, timeout)': () => ckPipeline.execute(noop),
   };
 }
@@ -165,6 +171,7 @@ async function main() {
   const adapterCheaper = (ns['opossum fire (default options)'] - bare) / (ns['seawall/opossum fire (default options)'] - bare);
   console.log(`  opossum ÷ seawall/opossum fire() overhead, default options: ${adapterCheaper.toFixed(1)}× — target ≥ 3×: ${adapterCheaper >= 3 ? 'met' : 'MISSED'}`);
   console.log(`  pipeline ÷ cockatiel wrap:             ${ratio('seawall wrap(retry, breaker, timeout)', 'cockatiel wrap(retry, breaker, timeout)')}`);
+  console.log(`  bulkhead ÷ cockatiel bulkhead:         ${ratio('seawall bulkhead execute', 'cockatiel bulkhead execute')}`);
   console.log(`  open rejection ÷ opossum:              ${ratio('seawall open rejection', 'opossum open rejection')}`);
   console.log(`  open rejection ÷ cockatiel:            ${ratio('seawall open rejection', 'cockatiel open rejection')}`);
   console.log(`  bulkhead refusal ÷ opossum capacity:   ${ratio('seawall bulkhead refusal', 'opossum capacity refusal')}`);

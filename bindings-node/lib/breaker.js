@@ -6,6 +6,15 @@
 // the breaker's epoch). The epoch changes with every state change, whoever made it
 // (this call, another call, another process sharing the breaker), so comparing it
 // with the last one seen is how events are noticed: no timers, no polling loop.
+//
+// A local breaker that is closed (or disabled) crosses neither way for most
+// calls. Its acquire changes nothing but a count (see `execute`). Its successes,
+// while its window holds no failure (the record says so: `clean`), cannot open
+// it, and only this object records into it, so they are counted here and
+// recorded in one crossing (`breakerRecordSuccesses`): before any other record
+// or any reading of the breaker, when MAX_BATCH are pending, and at the latest
+// by the end of the JavaScript job that settled them (process.nextTick), so
+// nothing outside this object can observe that they waited.
 
 const { SafeEmitter, disposable } = require('./hooks');
 const { binding, fast, constants } = require('./native');
@@ -15,7 +24,7 @@ const {
 const { breakerConfig, only, optionalFunction, argument, clockMs, name: nameOption, BREAKER_KEYS } = require('./config');
 const { callOptions } = require('./call');
 
-const { breakerAcquire, breakerRecord, breakerStateWord } = fast;
+const { breakerAcquire, breakerRecord, breakerRecordSuccesses, breakerStateWord } = fast;
 
 // The encodings of src/boundary.rs: permit = epoch · SLOTS + slot,
 // stateWord = state · STATE_SHIFT + epoch.
@@ -32,6 +41,14 @@ const FORCED_OPEN = STATES.indexOf('forcedOpen');
 const STATE_EVENTS = STATES.map((s) => (s === 'closed' ? 'close' : s));
 const TIMED_EVENTS = new Set(['success', 'failure']);
 const NO_SIGNAL = Object.freeze({ signal: undefined });
+// Successes held back at most (one crossing records them all).
+const MAX_BATCH = 4096;
+// Not a permit code: no success is batched.
+const NO_BATCH = -1;
+
+function flushPending(breaker) {
+  breaker._flush();
+}
 
 let unnamed = 0;
 
@@ -140,6 +157,11 @@ class CircuitBreaker extends SafeEmitter {
     }
     this._token = token;
     this._h = binding.handleOf(token);
+    // The permit code whose successes are batched now (NO_BATCH: none), how
+    // many are pending, and whether the options allow it at all.
+    this._batch = NO_BATCH;
+    this._pending = 0;
+    this._batchable = shared === undefined && !this._slowRule;
     if (initial !== undefined) this._start(initial, shared);
     this._shared = shared;
     this._local = shared === undefined;
@@ -193,11 +215,17 @@ class CircuitBreaker extends SafeEmitter {
     if (this._isFailureResult !== undefined && this._resultFailed(value, signal)) {
       // A returned failure (DESIGN §1): recorded as a failure, but the caller
       // gets the value, not an error, and no fallback replaces it.
-      if (breakerRecord(h, permit, FAILURE, durationMs) !== this._epoch) this._sync();
+      this._record(permit, FAILURE, durationMs);
       if (this._timed) this.emit('failure', { error: undefined, result: value, durationMs });
       return value;
     }
-    if (breakerRecord(h, permit, SUCCESS, durationMs) !== this._epoch) this._sync();
+    if (permit === this._batch) {
+      this._pending += 1;
+      if (this._pending === 1) process.nextTick(flushPending, this);
+      else if (this._pending >= MAX_BATCH) this._flush();
+    } else {
+      this._record(permit, SUCCESS, durationMs);
+    }
     if (this._timed) this.emit('success', { durationMs });
     return value;
   }
@@ -237,7 +265,7 @@ class CircuitBreaker extends SafeEmitter {
 
   /** Record `permit` (exactly once) as `SUCCESS`, `FAILURE` or `IGNORED` of `OUTCOME`. */
   _settle(permit, outcome, durationMs) {
-    if (breakerRecord(this._h, permit, outcome, durationMs) !== this._epoch) this._sync();
+    this._record(permit, outcome, durationMs);
   }
 
   /** The ECIRCUITOPEN error of rejection `code` (from `_admit`). */
@@ -247,6 +275,7 @@ class CircuitBreaker extends SafeEmitter {
 
   /** Open now for `ms` (opossum's open()): an opening like a tripped one, not forcedOpen. */
   _trip(ms) {
+    if (this._pending !== 0) this._flush();
     binding.breakerRestore(this._h, 'open', 1, ms);
     this._sync();
   }
@@ -286,7 +315,7 @@ class CircuitBreaker extends SafeEmitter {
   _failed(permit, error, t0, signal) {
     const outcome = this._outcomeOf(error, signal);
     const durationMs = this._timed ? performance.now() - t0 : 0;
-    if (breakerRecord(this._h, permit, outcome, durationMs) !== this._epoch) this._sync();
+    this._record(permit, outcome, durationMs);
     if (outcome === FAILURE) {
       if (this._timed) this.emit('failure', { error, durationMs });
       if (this._fallback !== undefined) return this._fallback(error);
@@ -294,8 +323,35 @@ class CircuitBreaker extends SafeEmitter {
     throw error;
   }
 
+  /** Record one outcome, after the successes held back before it. */
+  _record(permit, outcome, durationMs) {
+    if (this._pending !== 0) this._flush();
+    this._recorded(breakerRecord(this._h, permit, outcome, durationMs));
+  }
+
+  /** Record the successes held back, if any. */
+  _flush() {
+    const n = this._pending;
+    if (n === 0) return;
+    this._pending = 0;
+    this._recorded(breakerRecordSuccesses(this._h, this._batch, n));
+  }
+
+  /**
+   * What a record returned, `epoch · 2 + clean`: a new epoch is a state change
+   * to notice; `clean` (a local breaker, closed or disabled, no failure in its
+   * window) lets the next successes of this epoch be batched.
+   */
+  _recorded(r) {
+    const clean = r % 2;
+    if ((r - clean) / 2 !== this._epoch) this._sync();
+    this._batch = clean === 1 && this._batchable && this._state !== OPEN && this._state !== HALF_OPEN && this._state !== FORCED_OPEN
+      ? this._epoch * SLOTS : NO_BATCH;
+  }
+
   /** Notice a state change (ours or another process's) and emit its events. */
   _sync() {
+    if (this._pending !== 0) this._flush();
     const word = breakerStateWord(this._h);
     const state = (word / STATE_SHIFT) | 0;
     const epoch = word - state * STATE_SHIFT;
@@ -303,6 +359,7 @@ class CircuitBreaker extends SafeEmitter {
     const from = this._state;
     this._state = state;
     this._epoch = epoch;
+    this._batch = NO_BATCH;
     const change = { from: STATES[from], to: STATES[state], epoch };
     this.emit('stateChange', change);
     if (state === OPEN) {
@@ -399,18 +456,21 @@ class CircuitBreaker extends SafeEmitter {
 
   /** Reject every call until `reset()` (state `forcedOpen`). */
   forceOpen() {
+    if (this._pending !== 0) this._flush();
     binding.breakerControl(this._h, 'forceOpen');
     this._sync();
   }
 
   /** Admit every call, counting outcomes in the totals only, until `reset()`. */
   disable() {
+    if (this._pending !== 0) this._flush();
     binding.breakerControl(this._h, 'disable');
     this._sync();
   }
 
   /** Back to `closed` with an empty window; calls in flight become stale. */
   reset() {
+    if (this._pending !== 0) this._flush();
     binding.breakerControl(this._h, 'reset');
     this._sync();
   }

@@ -10,6 +10,14 @@
 // reached it in that instant on to the next waiter), so it never blocks the
 // waiters behind it (cockatiel #112).
 //
+// Local bulkheads keep the permits their callers gave back while nobody waits
+// (`_idle`: taken from the semaphore, held by no caller): only this object
+// uses the semaphore, so the next call takes one without crossing into Rust
+// when the semaphore itself would admit it (nobody waits and fewer than its
+// priority's limit are active, DESIGN §5). Every other step gives them back
+// first (`_unlease`), so the semaphore decides and reports exactly as if they
+// had never been kept.
+//
 // Shared bulkheads (`shared: name`, one semaphore for every process of the
 // host): a release in another process hands its permit to the oldest waiter of
 // any process, and nothing tells this one. So while this process has waiters, a
@@ -100,6 +108,12 @@ class Bulkhead extends SafeEmitter {
     this._timer = undefined;
     this._onTick = shared === undefined ? undefined : () => this._tick();
     this._counts = { admitted: 0, shed: 0, full: 0, queueTimeout: 0, aborted: 0 };
+    // Local only: permits kept for the next calls, callers holding permits, and
+    // each priority's limit (critical, high, normal, low).
+    this._keep = shared === undefined;
+    this._idle = 0;
+    this._active = 0;
+    this._limits = this._keep ? binding.semaphoreLimits(this._h).slice(0, 4) : undefined;
     refuseCloning(this, 'bulkhead');
   }
 
@@ -125,11 +139,18 @@ class Bulkhead extends SafeEmitter {
       priorityName = call.priority;
     }
     if (signal !== undefined && signal.aborted) throw abortedError(signal);
-    const r = semaphoreAcquire(this._h, priority, this.maxQueue > 0 ? 1 : 0);
-    if (r !== ADMITTED) {
-      if (r >= 0) await this._wait(r, signal, priorityName);
-      else this._refuse(r, priorityName);
+    // A kept permit means nobody waits (see the top of the file).
+    if (this._idle > 0 && this._active < this._limits[priority]) {
+      this._idle -= 1;
+    } else {
+      if (this._idle > 0) this._unlease();
+      const r = semaphoreAcquire(this._h, priority, this.maxQueue > 0 ? 1 : 0);
+      if (r !== ADMITTED) {
+        if (r >= 0) await this._wait(r, signal, priorityName);
+        else this._refuse(r, priorityName);
+      }
     }
+    this._active += 1;
     this._counts.admitted += 1;
     try {
       return await fn(signal === undefined ? NO_SIGNAL : { signal });
@@ -153,14 +174,21 @@ class Bulkhead extends SafeEmitter {
    * not thrown). A true must be given back with `_release()`.
    */
   _tryAdmit() {
-    const r = semaphoreAcquire(this._h, 2, 0);
-    if (r === ADMITTED) {
-      this._counts.admitted += 1;
-      return true;
+    // The same admission as execute()'s at priority normal, kept permits included.
+    if (this._idle > 0 && this._active < this._limits[2]) {
+      this._idle -= 1;
+    } else {
+      if (this._idle > 0) this._unlease();
+      const r = semaphoreAcquire(this._h, 2, 0);
+      if (r !== ADMITTED) {
+        const err = rejection(this.name, r, 'normal');
+        this._counts[err.reason] += 1;
+        return err;
+      }
     }
-    const err = rejection(this.name, r, 'normal');
-    this._counts[err.reason] += 1;
-    return err;
+    this._active += 1;
+    this._counts.admitted += 1;
+    return true;
   }
 
   _refuse(code, priority) {
@@ -295,7 +323,17 @@ class Bulkhead extends SafeEmitter {
     if (w !== undefined && semaphorePoll(this._h, w.ticket) === GRANTED) this._grant(w);
   }
 
+  /** Give the kept permits back to the semaphore. */
+  _unlease() {
+    for (; this._idle > 0; this._idle -= 1) semaphoreRelease(this._h, NO_TICKET);
+  }
+
   _release() {
+    this._active -= 1;
+    if (this._keep && this._live === 0) {
+      this._idle += 1;
+      return;
+    }
     const w = this._peek();
     const state = semaphoreRelease(this._h, w === undefined ? NO_TICKET : w.ticket);
     if (w !== undefined && state === GRANTED) {
@@ -336,6 +374,7 @@ class Bulkhead extends SafeEmitter {
    * process hold (shared only, else null: a scan of the holder table).
    */
   metrics() {
+    this._unlease();
     const { active, queued } = binding.semaphoreSnapshot(this._h);
     const [critical, high, normal, low, ring] = binding.semaphoreLimits(this._h);
     const holders = binding.semaphoreHolders(this._h);

@@ -11,7 +11,9 @@
 //! slot: a slot is held by one permit at a time, so the entry cannot be
 //! overwritten while its permit is outstanding. **Record** returns the breaker's
 //! epoch after recording, so the JS layer notices a transition (its own or
-//! another process's) without another call.
+//! another process's) without another call, and whether the successes that
+//! follow may be held back and recorded in one batch (a local breaker whose
+//! window holds no failure: no success can open it).
 //!
 //! The same entry says whether this handle still holds that slot's permit and
 //! with which epoch, so a handle that goes away (its worker thread is
@@ -136,6 +138,19 @@ pub fn breaker_config(c: &NativeBreakerConfig) -> Result<BreakerConfig> {
 struct Inner {
     breaker: Breaker,
     holdings: Option<Holdings>,
+    /// Whether a success can be held back and recorded later in a batch
+    /// ([`breaker_record_successes`]) while the window is clean: a local breaker
+    /// (no other thread or process records into it) with no slow-call rule and
+    /// no failure-rate threshold of 0 (which a success alone can reach).
+    batchable: bool,
+}
+
+/// A local breaker whose successes may be batched (see `Inner::batchable`).
+fn batchable(cfg: &BreakerConfig) -> bool {
+    cfg.slow_call_duration_ns.is_none()
+        && cfg
+            .failure_rate_threshold
+            .is_none_or(|t| !t.is_reached_by(0, 1))
 }
 
 /// Per permit slot, what this handle knows of the slot's permit: `tag (32) |
@@ -306,6 +321,7 @@ fn new_breaker(config: &NativeBreakerConfig, shared: Option<String>) -> Result<E
     let cfg = breaker_config(config)?;
     let inner = match shared {
         None => Inner {
+            batchable: batchable(&cfg),
             breaker: Breaker::new_without_permit_table(cfg).map_err(config_error)?,
             holdings: None,
         },
@@ -313,6 +329,7 @@ fn new_breaker(config: &NativeBreakerConfig, shared: Option<String>) -> Result<E
             breaker: Breaker::open_shared(&name, &cfg, &OpenOptions::default())
                 .map_err(region_error)?,
             holdings: Some(Holdings::new()),
+            batchable: false,
         },
     };
     let size = inner.breaker.local_size() + inner.holdings.as_ref().map_or(0, Holdings::size);
@@ -349,12 +366,66 @@ fn acquire_ns(inner: &Inner, now: u64) -> f64 {
 }
 
 /// Record how the call admitted with permit `code` ended (`outcome` 0 success,
-/// 1 failure, 2 ignored), taking `duration_ms`; returns the epoch after
-/// recording. Throws `EPERMIT` for a shared permit used twice.
-pub fn breaker_record(h: f64, code: f64, outcome: u32, duration_ms: f64) -> Result<u32> {
+/// 1 failure, 2 ignored), taking `duration_ms`; returns `epoch · 2 + clean`,
+/// the epoch after recording and whether the JS layer may batch the successes
+/// that follow ([`clean`]). Throws `EPERMIT` for a shared permit used twice.
+pub fn breaker_record(h: f64, code: f64, outcome: u32, duration_ms: f64) -> Result<f64> {
     with(h, |b| {
-        record_ns(b, code, outcome, ms_to_ns(duration_ms), monotonic_ns())
+        let now = monotonic_ns();
+        let epoch = record_ns(b, code, outcome, ms_to_ns(duration_ms), now)?;
+        let clean = outcome_of(outcome) != Outcome::Failure && clean(b, now);
+        Ok(f64::from(epoch) * 2.0 + f64::from(u8::from(clean)))
     })?
+}
+
+/// Record `n` successes of the calls admitted with permit `code` now, in one
+/// crossing (the JS layer held them back while [`clean`]); returns what
+/// [`breaker_record`] returns. Only for a batchable breaker (`EINVALIDARG`
+/// otherwise: a bug in lib/).
+pub fn breaker_record_successes(h: f64, code: f64, n: f64) -> Result<f64> {
+    with(h, |b| {
+        if !b.batchable {
+            return Err(error(
+                Code::InvalidArg,
+                "successes are batched only for a local breaker".to_owned(),
+            ));
+        }
+        let (epoch, _) = split_permit_code(code);
+        let now = monotonic_ns();
+        let permit = Permit { id: 0, epoch };
+        for _ in 0..count_of(n) {
+            // Without a permit table every record is accepted.
+            let _ = b.breaker.record(permit, Outcome::Success, 0, now);
+        }
+        Ok(f64::from(b.breaker.epoch()) * 2.0 + f64::from(u8::from(clean(b, now))))
+    })?
+}
+
+#[allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    reason = "a batch size chosen by lib/ (at most a few thousand); garbage saturates"
+)]
+fn count_of(n: f64) -> u32 {
+    n as u32
+}
+
+/// Whether no success recorded now could open breaker `b`: a batchable breaker
+/// that is disabled, or closed with no failure in its window (a success only
+/// lowers the failure rate, and with no slow-call rule it is never slow, so
+/// only failures in the window can make it reach a threshold). Failures enter
+/// the window of a local breaker only through its own records, so the JS layer
+/// may hold successes back until its next record or reading.
+fn clean(b: &Inner, now: u64) -> bool {
+    if !b.batchable {
+        return false;
+    }
+    let m = b.breaker.metrics(now).core;
+    match m.state {
+        seawall_core::State::Disabled => true,
+        seawall_core::State::Closed => m.window.failures == 0,
+        _ => false,
+    }
 }
 
 /// [`breaker_record`] at `now_ms` of the caller's clock.

@@ -152,7 +152,10 @@ fn u32_of(x: f64) -> u32 {
 
 fast!(breaker_acquire, [h], crate::breaker::breaker_acquire(h));
 fast!(breaker_record, [h, code, outcome, duration_ms], {
-    crate::breaker::breaker_record(h, code, u32_of(outcome), duration_ms).map(f64::from)
+    crate::breaker::breaker_record(h, code, u32_of(outcome), duration_ms)
+});
+fast!(breaker_record_successes, [h, code, n], {
+    crate::breaker::breaker_record_successes(h, code, n)
 });
 fast!(
     breaker_state_word,
@@ -186,6 +189,7 @@ type Callback = unsafe extern "C" fn(sys::napi_env, sys::napi_callback_info) -> 
 const FAST: &[(&str, Callback)] = &[
     ("breakerAcquire", breaker_acquire),
     ("breakerRecord", breaker_record),
+    ("breakerRecordSuccesses", breaker_record_successes),
     ("breakerStateWord", breaker_state_word),
     ("semaphoreAcquire", semaphore_acquire),
     ("semaphoreRelease", semaphore_release),
@@ -198,6 +202,7 @@ const FAST: &[(&str, Callback)] = &[
 
 /// The hot-path functions, as one object (see the module docs):
 /// `breakerAcquire(h)`, `breakerRecord(h, permit, outcome, durationMs)`,
+/// `breakerRecordSuccesses(h, permit, n)`,
 /// `breakerStateWord(h)`, `semaphoreAcquire(h, priority, wait)`,
 /// `semaphoreRelease(h, head)`, `semaphorePoll(h, ticket)`,
 /// `semaphoreCancel(h, ticket)`, `retryBudgetDeposit(h)`,

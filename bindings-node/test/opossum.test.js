@@ -227,6 +227,29 @@ test('capacity: calls beyond it are refused with ESEMLOCKED (semaphoreLocked, co
   assert.equal((await rejection(none.fire(1))).code, 'ESEMLOCKED');
 });
 
+test('capacity: calls that ended give their permits back, so `capacity` calls at once are admitted again', async () => {
+  const gates = [deferred(), deferred(), deferred()];
+  let i = 0;
+  const b = new CircuitBreaker(() => gates[i++ % 3].promise, { capacity: 2, volumeThreshold: 10 });
+  // Two calls one after the other, each settled before the next.
+  gates[0].resolve('a');
+  assert.equal(await b.fire(), 'a');
+  gates[1].resolve('b');
+  assert.equal(await b.fire(), 'b');
+  // Now two at once: both admitted (capacity 2), the third refused.
+  gates[0] = deferred();
+  gates[1] = deferred();
+  i = 0;
+  const first = b.fire();
+  const second = b.fire();
+  const third = await rejection(b.fire());
+  assert.equal(third.code, 'ESEMLOCKED');
+  gates[0].resolve('x');
+  gates[1].resolve('y');
+  assert.deepEqual(await Promise.all([first, second]), ['x', 'y']);
+  assert.equal(b.stats.semaphoreRejections, 1);
+});
+
 test('errorFilter: a filtered error is a success (it still rejects, with no fallback) and closes a half-open breaker', async () => {
   const calls = [];
   const b = new CircuitBreaker(act, {

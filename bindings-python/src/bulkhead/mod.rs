@@ -21,8 +21,10 @@
 //! A shared bulkhead (`shared="name"`) gives single-use ids from the holder
 //! table of its region, which records the owning process, so
 //! `reclaim_abandoned` can give back what a killed worker held. A release in
-//! another process cannot wake anyone here, so its waiters look at their own
-//! ticket every `SHARED_WAIT_POLL` instead of being woken.
+//! another process cannot unpark anyone here, so its blocked threads sleep on
+//! the semaphore's release counter instead (a futex on Linux, woken by a
+//! release in any process; at most `SHARED_WAIT_POLL` at a time), and its
+//! asyncio waiters look at their own ticket every `SHARED_WAIT_POLL`.
 
 mod native;
 mod permit;

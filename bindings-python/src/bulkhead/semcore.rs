@@ -10,7 +10,8 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use seawall_core::{Priority, RejectReason, TicketState};
 use seawall_host::semaphore::{
-    AcquireError, Acquired, Cancelled, Permit, Polled, SEMAPHORE_HOLDER_SLOTS, Semaphore, Ticket,
+    AcquireError, Acquired, Cancelled, Permit, Polled, ReleaseWaiter, SEMAPHORE_HOLDER_SLOTS,
+    Semaphore, Ticket,
 };
 
 use super::waiters::{Parker, Waiters, Wake};
@@ -306,7 +307,13 @@ impl SemCore {
         if !self.poll_only {
             self.waiters.register(t, Wake::Thread(Arc::clone(&parker)));
         }
+        // Where no release can unpark this thread (a shared bulkhead: it may be
+        // another process's), it sleeps on the semaphore's release counter,
+        // which every release bumps while it may sleep (a futex on Linux).
+        let sleeper = self.poll_only.then(|| self.sem.release_waiter());
         loop {
+            // Read before the look: a release after it (in any process) changes it.
+            let seen = sleeper.as_ref().map(ReleaseWaiter::count);
             if self.look(py, t)? {
                 self.admit(t);
                 return Ok(());
@@ -322,7 +329,13 @@ impl SemCore {
                 nap = nap.min(p);
             }
             py.detach(|| {
-                parker.park_timeout(nap);
+                let slept = sleeper
+                    .as_ref()
+                    .zip(seen)
+                    .is_some_and(|(w, seen)| w.sleep(seen, nap));
+                if !slept {
+                    parker.park_timeout(nap);
+                }
                 // A daemon thread at the interpreter's exit: never take the GIL
                 // again (see `crate::at_exit::exiting`); the process ends it.
                 while crate::at_exit::exiting() {

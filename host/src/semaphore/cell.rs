@@ -65,6 +65,7 @@ use seawall_core::{
 
 use crate::holders::{HolderError, HolderTable, Slot, SlotState, Step};
 use crate::owner::kill_point;
+use crate::sync::AtomicU32;
 
 /// A held permit: give it back exactly once with [`SemaphoreCell::release`].
 /// Plain data: any thread, or any process sharing the semaphore, may release it.
@@ -131,6 +132,15 @@ pub enum Cancelled {
 pub struct SemaphoreCell<const Q: usize, const N: usize> {
     sem: Semaphore<Q>,
     holders: HolderTable<N>,
+    /// Bumped by every step that can hand a permit to a waiter; waiters of any
+    /// process sleep on it (`super::wake`). Any value is valid.
+    #[cfg_attr(loom, allow(dead_code, reason = "no futex under loom"))]
+    released: AtomicU32,
+    /// Threads (of any process) that may sleep on `released`: a release wakes
+    /// only when there are some. A sleeper killed leaves it too high, which
+    /// costs its releases a wake-up call each and nothing else.
+    #[cfg_attr(loom, allow(dead_code, reason = "no futex under loom"))]
+    sleepers: AtomicU32,
 }
 
 impl<const Q: usize, const N: usize> SemaphoreCell<Q, N> {
@@ -161,6 +171,10 @@ impl<const Q: usize, const N: usize> SemaphoreCell<Q, N> {
         let holders =
             unsafe { &mut *(&raw mut (*p).holders).cast::<MaybeUninit<HolderTable<N>>>() };
         HolderTable::init(holders, salt);
+        // SAFETY: as above; written once, never read before.
+        unsafe { (&raw mut (*p).released).write(AtomicU32::new(0)) };
+        // SAFETY: as above.
+        unsafe { (&raw mut (*p).sleepers).write(AtomicU32::new(0)) };
         Ok(())
     }
 
@@ -180,6 +194,18 @@ impl<const Q: usize, const N: usize> SemaphoreCell<Q, N> {
     #[must_use]
     pub fn snapshot(&self) -> SemaphoreSnapshot {
         self.sem.snapshot()
+    }
+
+    /// The word waiters sleep on and releases bump (see `super::wake`).
+    #[cfg(not(loom))]
+    pub(crate) fn released(&self) -> &AtomicU32 {
+        &self.released
+    }
+
+    /// The count of threads that may sleep on [`released`](Self::released).
+    #[cfg(not(loom))]
+    pub(crate) fn sleepers(&self) -> &AtomicU32 {
+        &self.sleepers
     }
 
     /// Permits and tickets callers hold now (a scan of the holder table).

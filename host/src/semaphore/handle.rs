@@ -2,6 +2,8 @@
 //! or shared behind the same methods.
 
 use core::ptr::NonNull;
+use core::sync::atomic::{Ordering, fence};
+use core::time::Duration;
 
 use seawall_core::{
     CancelOutcome, ConfigError, Corrupt, Priority, RawAdmission, RejectReason, SemaphoreConfig,
@@ -11,9 +13,11 @@ use seawall_core::{
 use super::cell::{AcquireError, Acquired, Cancelled, Permit, Polled, Ticket};
 use super::region::{Cell, SEMAPHORE_MAX_QUEUE};
 use super::ring::{Ring, each};
+use super::wake;
 use crate::handle::Handle;
 use crate::holders::HolderError;
 use crate::shared::{OpenOptions, RegionError};
+use crate::sync::AtomicU32;
 
 /// Occupancy, and what callers hold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -49,6 +53,43 @@ enum Store {
 /// id 0 and a release only fails when no permit is held at all.
 pub struct Semaphore {
     store: Store,
+    /// An untracked semaphore's release counter and sleepers (a tracked
+    /// one's are in its cell, shared with every process that shares it).
+    released: AtomicU32,
+    sleepers: AtomicU32,
+}
+
+/// A thread that waits for a grant by sleeping on the release counter
+/// ([`Semaphore::release_waiter`]): while it exists, releases wake sleepers.
+/// Read [`count`](Self::count) before each look at the ticket, then
+/// [`sleep`](Self::sleep) with what was read.
+#[derive(Debug)]
+pub struct ReleaseWaiter<'a> {
+    sem: &'a Semaphore,
+}
+
+impl ReleaseWaiter<'_> {
+    /// The release counter now.
+    #[must_use]
+    pub fn count(&self) -> u32 {
+        self.sem.released().load(Ordering::Acquire)
+    }
+
+    /// Sleep until a release, cancel or reclaim that may have granted a ticket
+    /// (in any process sharing the semaphore) changes the release counter from
+    /// `seen`, or `timeout` passes (always bounded, whatever a shared region
+    /// holds). Returns at once if it changed already; false where the OS has
+    /// no such wait (not Linux), having slept nothing.
+    #[must_use = "false: there is no such wait here and nothing slept"]
+    pub fn sleep(&self, seen: u32, timeout: Duration) -> bool {
+        wake::wait(self.sem.released(), seen, timeout)
+    }
+}
+
+impl Drop for ReleaseWaiter<'_> {
+    fn drop(&mut self) {
+        self.sem.sleepers().fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 impl core::fmt::Debug for Semaphore {
@@ -77,21 +118,61 @@ fn core_ticket(t: Ticket) -> Option<CoreTicket> {
 }
 
 impl Semaphore {
+    const fn of(store: Store) -> Self {
+        Self {
+            store,
+            released: AtomicU32::new(0),
+            sleepers: AtomicU32::new(0),
+        }
+    }
+
+    fn released(&self) -> &AtomicU32 {
+        match &self.store {
+            Store::Untracked(_) => &self.released,
+            Store::Tracked(h) => h.released(),
+        }
+    }
+
+    fn sleepers(&self) -> &AtomicU32 {
+        match &self.store {
+            Store::Untracked(_) => &self.sleepers,
+            Store::Tracked(h) => h.sleepers(),
+        }
+    }
+
+    /// Announce a thread that will wait for its ticket by sleeping on the
+    /// release counter (see [`super::wake`]); it stops counting when the
+    /// [`ReleaseWaiter`] is dropped.
+    #[must_use]
+    pub fn release_waiter(&self) -> ReleaseWaiter<'_> {
+        self.sleepers().fetch_add(1, Ordering::SeqCst);
+        // Paired with the fence of `notify`: either that release sees this
+        // sleeper, or this thread's next look sees what the release granted.
+        fence(Ordering::SeqCst);
+        ReleaseWaiter { sem: self }
+    }
+
+    /// After a step that may have handed a permit to a waiter: wake the
+    /// sleepers, if any may sleep and anyone waits (a granted waiter counts as
+    /// queued until it polls).
+    fn notify(&self) {
+        fence(Ordering::SeqCst);
+        if self.sleepers().load(Ordering::SeqCst) != 0 && self.snapshot().queued > 0 {
+            wake::wake_all(self.released());
+        }
+    }
+
     /// A tracked semaphore in this process's memory, or the first invalid field
     /// (`max_concurrent` 1 ..= 4096, `max_queue` 0 ..= 1024, shares ≤ 100 %).
     pub fn new(config: &SemaphoreConfig) -> Result<Self, ConfigError> {
-        Ok(Self {
-            store: Store::Tracked(Handle::new(config)?),
-        })
+        Ok(Self::of(Store::Tracked(Handle::new(config)?)))
     }
 
     /// An untracked semaphore in this process's memory, over the queue ring
     /// [`super::ring_size`] picks, or the first invalid field (`max_concurrent`
     /// ≥ 1, `max_queue` 0 ..= [`super::LOCAL_MAX_QUEUE`], shares ≤ 100 %).
     pub fn local(config: &SemaphoreConfig) -> Result<Self, ConfigError> {
-        Ok(Self {
-            store: Store::Untracked(Ring::new(config)?),
-        })
+        Ok(Self::of(Store::Untracked(Ring::new(config)?)))
     }
 
     /// Create or attach the semaphore `name` shared by every process of the
@@ -102,9 +183,9 @@ impl Semaphore {
         config: &SemaphoreConfig,
         options: &OpenOptions,
     ) -> Result<Self, RegionError> {
-        Ok(Self {
-            store: Store::Tracked(Handle::open_shared(name, config, options)?),
-        })
+        Ok(Self::of(Store::Tracked(Handle::open_shared(
+            name, config, options,
+        )?)))
     }
 
     /// Remove the shared semaphore `name` (a missing one is fine).
@@ -133,10 +214,9 @@ impl Semaphore {
         len: usize,
         config: &SemaphoreConfig,
     ) -> Result<Self, RegionError> {
-        Ok(Self {
-            // SAFETY: forwarded from the caller.
-            store: Store::Tracked(unsafe { Handle::init_in(mem, len, config) }?),
-        })
+        // SAFETY: forwarded from the caller.
+        let h = unsafe { Handle::init_in(mem, len, config) }?;
+        Ok(Self::of(Store::Tracked(h)))
     }
 
     /// Attach to a semaphore [`init_in`](Self::init_in) built. Changes nothing.
@@ -144,10 +224,9 @@ impl Semaphore {
     /// # Safety
     /// As [`crate::shared::SharedRegion::attach`].
     pub unsafe fn attach(mem: NonNull<u8>, len: usize) -> Result<Self, RegionError> {
-        Ok(Self {
-            // SAFETY: forwarded from the caller.
-            store: Store::Tracked(unsafe { Handle::attach(mem, len) }?),
-        })
+        // SAFETY: forwarded from the caller.
+        let h = unsafe { Handle::attach(mem, len) }?;
+        Ok(Self::of(Store::Tracked(h)))
     }
 
     /// Whether this handle created (and initialised) its semaphore.
@@ -239,10 +318,14 @@ impl Semaphore {
         reason = "the counts are informative; the reclaim is the point"
     )]
     pub fn reclaim_abandoned(&self) -> (u64, u64) {
-        match &self.store {
+        let n = match &self.store {
             Store::Untracked(_) => (0, 0),
             Store::Tracked(h) => h.reclaim_dead(),
+        };
+        if n != (0, 0) {
+            self.notify();
         }
+        n
     }
 
     /// Release the permits and cancel the tickets this process holds; `(permits,
@@ -255,10 +338,14 @@ impl Semaphore {
     )]
     pub fn reclaim_own(&self) -> (u64, u64) {
         let me = crate::owner::pid::current() & crate::owner::PID_MASK;
-        match &self.store {
+        let n = match &self.store {
             Store::Untracked(_) => (0, 0),
             Store::Tracked(h) => h.reclaim(|pid| pid != me),
+        };
+        if n != (0, 0) {
+            self.notify();
         }
+        n
     }
 
     /// A permit now for priority `p`, or the rejection; never waits.
@@ -305,7 +392,7 @@ impl Semaphore {
     /// untracked semaphore fails ([`HolderError::AlreadyUsed`]) only when it
     /// holds no permit at all.
     pub fn release(&self, p: Permit) -> Result<(), HolderError> {
-        match &self.store {
+        let released = match &self.store {
             Store::Untracked(r) => {
                 if each!(r, s => s.release()) {
                     Ok(())
@@ -314,7 +401,11 @@ impl Semaphore {
                 }
             }
             Store::Tracked(h) => h.release(p),
+        };
+        if released.is_ok() {
+            self.notify();
         }
+        released
     }
 
     /// Where ticket `t` stands, taking nothing (a granted ticket stays granted
@@ -353,6 +444,14 @@ impl Semaphore {
     /// Ticket `t` gives up and leaves the queue at once; a permit granted to it
     /// in the same instant is passed on.
     pub fn cancel(&self, t: Ticket) -> Result<Cancelled, HolderError> {
+        let cancelled = self.cancel_step(t);
+        if cancelled == Ok(Cancelled::PassedOn) {
+            self.notify();
+        }
+        cancelled
+    }
+
+    fn cancel_step(&self, t: Ticket) -> Result<Cancelled, HolderError> {
         match &self.store {
             Store::Untracked(r) => {
                 let c = core_ticket(t).ok_or(HolderError::UnknownTicket)?;
@@ -427,6 +526,14 @@ impl Semaphore {
     /// [`release`](Self::release), or [`Corrupt`]: the permit is used up then;
     /// where it went is unspecified.
     pub fn release_checked(&self, p: Permit) -> Result<Result<(), HolderError>, Corrupt> {
+        let released = self.release_checked_step(p);
+        if matches!(released, Ok(Ok(()))) {
+            self.notify();
+        }
+        released
+    }
+
+    fn release_checked_step(&self, p: Permit) -> Result<Result<(), HolderError>, Corrupt> {
         match &self.store {
             Store::Untracked(r) => Ok(if each!(r, s => s.release_checked())? {
                 Ok(())
@@ -459,6 +566,14 @@ impl Semaphore {
     /// [`cancel`](Self::cancel), or [`Corrupt`]: the ticket is used up and
     /// nothing is held then.
     pub fn cancel_checked(&self, t: Ticket) -> Result<Result<Cancelled, HolderError>, Corrupt> {
+        let cancelled = self.cancel_checked_step(t);
+        if cancelled == Ok(Ok(Cancelled::PassedOn)) {
+            self.notify();
+        }
+        cancelled
+    }
+
+    fn cancel_checked_step(&self, t: Ticket) -> Result<Result<Cancelled, HolderError>, Corrupt> {
         match &self.store {
             Store::Untracked(r) => {
                 let Some(c) = core_ticket(t) else {

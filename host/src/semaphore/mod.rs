@@ -11,9 +11,10 @@
 //! core semaphore alone, over the ring [`ring_size`] picks: one rule for every
 //! local queue, up to [`LOCAL_MAX_QUEUE`] waiters.
 //!
-//! Waiters that no release can wake (those of a shared semaphore: the release
-//! may happen in another process) look at their ticket every
-//! [`SHARED_WAIT_POLL`], in every runtime.
+//! A thread that waits sleeps on the semaphore's release counter (a futex on
+//! Linux, in the shared region for a shared semaphore: a release in another
+//! process wakes it, see `wake`); runtimes with an event loop, which cannot
+//! sleep, look at their tickets every [`SHARED_WAIT_POLL`].
 //!
 //! ```no_run
 //! use std::time::Duration;
@@ -51,9 +52,11 @@ mod region;
 mod ring;
 #[cfg(not(loom))]
 mod wait;
+#[cfg(not(loom))]
+mod wake;
 
 #[cfg(not(loom))]
-pub use handle::{Semaphore, Snapshot};
+pub use handle::{ReleaseWaiter, Semaphore, Snapshot};
 #[cfg(not(loom))]
 pub use region::{
     Cell, SEMAPHORE_HOLDER_SLOTS, SEMAPHORE_MAX_CONCURRENT, SEMAPHORE_MAX_QUEUE,

@@ -45,12 +45,13 @@ pub fn semaphore_agreement(c: &SemaphoreConfig) -> Agreement {
 
 // SAFETY: `SemaphoreCell` is repr(C) of a core `Semaphore` (repr(C),
 // pointer-free, configuration and limits written only by `new`, the rest
-// atomics) and a `HolderTable` (a salt written only by `init`, then atomics);
-// neither needs Drop.
+// atomics), a `HolderTable` (a salt written only by `init`, then atomics) and
+// an atomic release counter (any value valid); none needs Drop.
 unsafe impl Shareable for Cell {
     const FAMILY: &'static str = "semaphore";
-    // 0x0202: holder slots name their process in the word that claims them.
-    const LAYOUT_ID: u32 = 0x0202;
+    // 0x0202: holder slots name their process in the word that claims them;
+    // 0x0203: the release counter waiters sleep on, after the holder table.
+    const LAYOUT_ID: u32 = 0x0203;
     const DESCRIPTION: &'static str = "semaphore (1024 queue slots, 5120 holders)";
     type Config = SemaphoreConfig;
     fn agreement(config: &SemaphoreConfig) -> Agreement {

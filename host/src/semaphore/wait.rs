@@ -1,6 +1,7 @@
-//! How a waiter learns that its ticket was granted when no release can wake it:
-//! a thread blocked in [`Semaphore::acquire_timeout`], and the one shared-wait
-//! policy of every host runtime ([`SHARED_WAIT_POLL`]).
+//! How a waiter learns that its ticket was granted: a thread blocked in
+//! [`Semaphore::acquire_timeout`] sleeps on the release counter (any process's
+//! release wakes it, see `super::wake`); a host runtime with an event loop
+//! looks at its tickets every [`SHARED_WAIT_POLL`].
 
 use std::time::{Duration, Instant};
 
@@ -9,12 +10,13 @@ use seawall_core::{Corrupt, Priority, SemaphoreRejected};
 use super::Semaphore;
 use super::cell::{AcquireError, Acquired, Cancelled, Permit, Polled, Ticket};
 
-/// How often a host runtime's waiter of a shared semaphore looks at its ticket
-/// (Python's threads and asyncio tasks, Node's event loop). A release in another
-/// process hands the permit to the oldest waiter of any process but cannot wake
-/// this one, so a grant is noticed within this interval; until then the permit
-/// is held for the waiter. 2 ms keeps that delay below a typical dependency
-/// call's latency while an idle waiter costs 500 looks a second.
+/// How often a host runtime's waiter of a shared semaphore that cannot sleep
+/// on the release counter looks at its ticket (asyncio tasks, Node's event
+/// loop), and the longest a sleep on the counter lasts before the waiter looks
+/// again anyway (the bound a lost wake-up costs). A grant is noticed within
+/// this interval; until then the permit is held for the waiter. 2 ms keeps
+/// that delay below a typical dependency call's latency while an idle waiter
+/// costs 500 looks a second.
 pub const SHARED_WAIT_POLL: Duration = Duration::from_millis(2);
 
 /// Why [`Semaphore::acquire_timeout`] returned without a permit.
@@ -45,12 +47,11 @@ impl Semaphore {
     /// in FIFO order; a zero timeout never queues. Shed priorities and a full
     /// queue are refused at once.
     ///
-    /// The wait is a bounded poll-and-park loop on this thread, so it works the
-    /// same for a semaphore shared with other processes (whose releases could
-    /// not wake a condition variable of this one): a few polls with
-    /// `yield`, then sleeps doubling from 20 µs to 1 ms, never past the
-    /// deadline. A grant is noticed within about 1 ms; until then the granted
-    /// permit is held for this waiter. Host runtimes with an event loop
+    /// The wait sleeps on the release counter (on Linux: a futex, which a
+    /// release in any process sharing the semaphore wakes), never more than
+    /// [`SHARED_WAIT_POLL`] at a time and never past the deadline; elsewhere
+    /// it is a bounded poll-and-park loop: a few polls with `yield`, then
+    /// sleeps doubling from 20 µs to 1 ms. Host runtimes with an event loop
     /// should poll tickets themselves instead, every [`SHARED_WAIT_POLL`].
     ///
     /// Whatever a shared region holds, the call returns by the deadline (give
@@ -79,7 +80,10 @@ impl Semaphore {
     fn wait(&self, ticket: Ticket, deadline: Option<Instant>) -> Result<Permit, WaitError> {
         let mut polls = 0u32;
         let mut nap = Duration::from_micros(20);
+        let sleeper = self.release_waiter();
         loop {
+            // Read before the look: a release after it changes the counter.
+            let seen = sleeper.count();
             match self.poll_checked(ticket) {
                 Ok(Ok(Polled::Granted(permit))) => return Ok(permit),
                 Ok(Ok(Polled::Waiting)) => {}
@@ -100,6 +104,10 @@ impl Semaphore {
                     Ok(Cancelled::Cancelled | Cancelled::PassedOn) => Err(WaitError::TimedOut),
                     Err(_) => Err(WaitError::TicketLost),
                 };
+            }
+            let bound = left.map_or(SHARED_WAIT_POLL, |l| l.min(SHARED_WAIT_POLL));
+            if sleeper.sleep(seen, bound) {
+                continue;
             }
             polls += 1;
             if polls < 16 {
