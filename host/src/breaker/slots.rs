@@ -20,7 +20,7 @@ pub const PERMIT_SLOT_SIZES: [u64; 4] = [256, 4096, 32768, 262_144];
 /// One of [`PERMIT_SLOT_SIZES`]; [`PermitSlots::DEFAULT`] is 4096.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PermitSlots {
-    /// 256 slots (a region of about 16 KiB more than the breaker).
+    /// 256 slots (about 3 KiB of slots: 12 bytes each).
     S256,
     /// 4096 slots, the default.
     S4096,
