@@ -147,7 +147,9 @@ fn open<T: Shareable<Config = BreakerConfig>>(
     let Some(size) = size else { return Err(e) };
     let expected = T::agreement(config).fingerprint();
     match sibling_fingerprint(name, config, options, count, size) {
-        Ok(found) => Err(RegionError::ConfigMismatch {
+        // The region went between the two opens: open anew, as asked.
+        Ok(None) => SharedRegion::<T>::open(name, config, options),
+        Ok(Some(found)) => Err(RegionError::ConfigMismatch {
             found,
             expected,
             differing: vec![Field::PermitSlots],
@@ -170,20 +172,27 @@ fn open<T: Shareable<Config = BreakerConfig>>(
 
 /// The fingerprint of the region `name` opened as the cell of the window kind
 /// (`count` or time) and the `size`-th of [`PERMIT_SLOT_SIZES`], which
-/// attaching does not change.
+/// attaching does not change; `None` when the region was gone by then (the
+/// one this call made instead is removed again: nobody asked for that size).
 fn sibling_fingerprint(
     name: &str,
     config: &BreakerConfig,
     options: &OpenOptions,
     count: bool,
     size: usize,
-) -> Result<u64, RegionError> {
+) -> Result<Option<u64>, RegionError> {
     fn fp<S: Shareable<Config = BreakerConfig>>(
         name: &str,
         config: &BreakerConfig,
         options: &OpenOptions,
-    ) -> Result<u64, RegionError> {
-        SharedRegion::<S>::open(name, config, options).map(|r| r.fingerprint())
+    ) -> Result<Option<u64>, RegionError> {
+        let r = SharedRegion::<S>::open(name, config, options)?;
+        if r.created() {
+            drop(r);
+            shared::unlink::<S>(name)?;
+            return Ok(None);
+        }
+        Ok(Some(r.fingerprint()))
     }
     match (count, size) {
         (true, 0) => fp::<CountCell<256>>(name, config, options),
