@@ -65,7 +65,7 @@ export declare function breakerMetrics(h: number, nowMs?: number | undefined | n
  * `handleOf`). Throws on an invalid configuration or a region that cannot be
  * opened (see `convert::region_error`).
  */
-export declare function breakerNew(config: NativeBreakerConfig, shared?: string | undefined | null): ExternalObject<Token>
+export declare function breakerNew(config: NativeBreakerConfig, shared?: string | undefined | null, permitSlots?: number | undefined | null): ExternalObject<Token>
 
 /**
  * `[shared, created]`: whether breaker `h` lives in a shared region, and
@@ -260,8 +260,10 @@ export interface NativeBreakerMetrics {
 export interface NativeConstants {
   /** Breaker permit codes are `epoch · permitCodeSpan + slot`. */
   permitCodeSpan: number
-  /** Shared permit slots of a breaker. */
+  /** Shared permit slots of a breaker unless it says (`permitSlots`). */
   permitSlots: number
+  /** The permit table sizes `permitSlots` may be. */
+  permitSlotSizes: Array<number>
   /** Breaker state words are `state · stateSpan + epoch`. */
   stateSpan: number
   /** Breaker state names, indexed by the state word's `state`. */

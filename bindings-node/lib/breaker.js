@@ -77,10 +77,22 @@ function checkExported(r) {
 }
 
 /**
+ * `permitSlots` (undefined: the default table), checked here as far as JS
+ * can: a shared breaker's option only, and a number; the sizes natively.
+ */
+function permitSlotsOption(options) {
+  const n = options.permitSlots;
+  if (n === undefined) return undefined;
+  if (options.shared === undefined) throw configError('permitSlots', 'applies to shared breakers only (give shared)');
+  if (typeof n !== 'number') throw configError('permitSlots', `must be one of ${constants.permitSlotSizes.join(', ')}`);
+  return n;
+}
+
+/**
  * The ECIRCUITOPEN (or EPERMITS) error of rejection `code` by breaker handle
  * `h` (at `nowMs` of the caller's clock, or now).
  */
-function circuitOpenError(name, code, h, nowMs) {
+function circuitOpenError(name, code, h, nowMs, slots = constants.permitSlots) {
   if (code <= -constants.rejectedOpenBase) {
     const ns = -code - constants.rejectedOpenBase;
     // A code carries up to 2^52 ns (52 days) exactly; at that it saturated, and
@@ -104,7 +116,7 @@ function circuitOpenError(name, code, h, nowMs) {
       breaker: name, state: 'halfOpen', retryAfterMs: undefined,
     });
   }
-  return refusal(codes.EPERMITS, `circuit breaker '${name}': all ${constants.permitSlots} shared permit slots are in use`, {
+  return refusal(codes.EPERMITS, `circuit breaker '${name}': all ${slots} shared permit slots are in use`, {
     breaker: name,
   });
 }
@@ -139,6 +151,7 @@ class CircuitBreaker extends SafeEmitter {
       throw configError('shared', 'must be a non-empty region name');
     }
     const native = breakerConfig(options);
+    const permitSlots = permitSlotsOption(options);
     const initial = options.initialState === undefined ? undefined : checkExported(options.initialState);
     this.name = nameOption(options, shared !== undefined ? shared : `breaker-${++unnamed}`);
     this._action = action;
@@ -149,9 +162,9 @@ class CircuitBreaker extends SafeEmitter {
     this._slowRule = native.slowCallDurationMs !== undefined && native.slowCallDurationMs >= 0;
     let token;
     try {
-      token = binding.breakerNew(native, shared);
+      token = binding.breakerNew(native, shared, permitSlots);
     } catch (e) {
-      const err = sharedOpenError(e, 'circuit breaker', shared, 'options (window, thresholds, durations, half-open limits)');
+      const err = sharedOpenError(e, 'circuit breaker', shared, 'options (window, thresholds, durations, half-open limits, permitSlots)');
       if (err.code === codes.EINVALIDCONFIG && shared !== undefined && /^shared\b/.test(err.field || '')) err.field = 'shared';
       throw err;
     }
@@ -165,6 +178,7 @@ class CircuitBreaker extends SafeEmitter {
     if (initial !== undefined) this._start(initial, shared);
     this._shared = shared;
     this._local = shared === undefined;
+    this._permitSlots = permitSlots === undefined ? constants.permitSlots : permitSlots;
     this._admittedHere = 0;
     const word = breakerStateWord(this._h);
     this._state = (word / STATE_SHIFT) | 0;
@@ -282,7 +296,7 @@ class CircuitBreaker extends SafeEmitter {
 
   _rejected(code) {
     this._sync();
-    const err = circuitOpenError(this.name, code, this._h, undefined);
+    const err = circuitOpenError(this.name, code, this._h, undefined, this._permitSlots);
     this.emit('reject', err);
     if (this._fallback !== undefined) return this._fallback(err);
     throw err;
@@ -519,7 +533,7 @@ class BreakerCore {
     only(options, BREAKER_KEYS.filter((k) => !['isFailure', 'isFailureResult', 'errorFilter', 'fallback', 'initialState'].includes(k)));
     const native = breakerConfig(options);
     try {
-      this._token = binding.breakerNew(native, options.shared);
+      this._token = binding.breakerNew(native, options.shared, permitSlotsOption(options));
     } catch (e) {
       throw fromNative(e);
     }

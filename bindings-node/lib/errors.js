@@ -29,7 +29,7 @@ const codes = Object.freeze({
   ESHAREDMISMATCH: 'ESHAREDMISMATCH',
   /** A shared region could not be opened (I/O, timeout, no lock-free atomics). */
   ESHARED: 'ESHARED',
-  /** Every permit slot of a shared breaker is taken (4096 outstanding calls). */
+  /** Every permit slot of a shared breaker is taken (`permitSlots` outstanding calls, 4096 by default). */
   EPERMITS: 'EPERMITS',
   /** A feature that this build does not have yet. */
   ENOTSUPPORTED: 'ENOTSUPPORTED',

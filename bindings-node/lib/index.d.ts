@@ -98,6 +98,14 @@ export interface CircuitBreakerOptions<T = unknown> {
   name?: string;
   /** Share this breaker with every process of the host under this name (`/dev/shm/seawall-breaker-<name>`). */
   shared?: string;
+  /**
+   * Shared breakers only: how many calls of every process sharing it may be in
+   * flight at once, one of 256, 4096 (default), 32768, 262144; the next is
+   * refused with EPERMITS. Every process must give the same size
+   * (ESHAREDMISMATCH, field `permitSlots`, otherwise); another value, or one
+   * without `shared`, is EINVALIDCONFIG.
+   */
+  permitSlots?: 256 | 4096 | 32768 | 262144;
   /** Sliding window. Default `{ kind: 'time', buckets: 10, bucketMs: 1000 }`. Count ≤ 1024 calls, time ≤ 128 buckets. */
   window?: WindowOptions;
   /** Calls the window must hold before a rate can open the breaker. Default 20. */

@@ -49,7 +49,8 @@ const CORE_OPTIONS = Object.freeze({
 
 /** Options of the JavaScript wrapper, not of the core. */
 const WRAPPER_OPTIONS = Object.freeze({
-  breaker: ['name', 'shared', 'isFailure', 'isFailureResult', 'errorFilter', 'fallback', 'initialState'],
+  // permitSlots: the shared region's permit table size, not a core field.
+  breaker: ['name', 'shared', 'isFailure', 'isFailureResult', 'errorFilter', 'fallback', 'initialState', 'permitSlots'],
   semaphore: ['queueTimeoutMs', 'name', 'shared'],
   retry_budget: ['name', 'shared'],
   retry_throttle: ['name', 'shared'],

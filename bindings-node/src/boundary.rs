@@ -2,8 +2,8 @@
 //! only; [`constants`] hands the same numbers to `lib/` (through
 //! `lib/native.js`), so no JavaScript file writes one of them down.
 //!
-//! * **Breaker permit**: `epoch · 4096 + slot` (an integer below 2⁴⁰, exact in
-//!   an `f64`): `epoch` admitted the call, `slot` is the shared permit-table slot
+//! * **Breaker permit**: `epoch · 262144 + slot` (the largest permit table,
+//!   so one span fits every size; an integer below 2⁵⁰, exact in an `f64`): `epoch` admitted the call, `slot` is the shared permit-table slot
 //!   (0 for a local breaker).
 //! * **Breaker rejection**: `-1` forced open, `-2` half-open with every probe
 //!   slot taken, `-3` every shared permit slot taken, `-(4 + ns)` open with `ns`
@@ -34,6 +34,7 @@ use seawall_core::{
     SemaphoreRejected, State,
 };
 use seawall_host::breaker::Observed;
+use seawall_host::breaker::PERMIT_SLOT_SIZES;
 use seawall_host::permits::PERMIT_SLOTS;
 use seawall_host::semaphore::SEMAPHORE_HOLDER_SLOTS;
 
@@ -152,8 +153,8 @@ pub fn throwing<T>(env: Env, r: Result<T>) -> napi::Result<T> {
 
 // ---- breaker ----
 
-/// Permit codes are `epoch · PERMIT_CODE_SPAN + slot`.
-const PERMIT_CODE_SPAN: u64 = PERMIT_SLOTS as u64;
+/// Permit codes are `epoch · PERMIT_CODE_SPAN + slot`: the largest table's slots.
+pub const PERMIT_CODE_SPAN: u64 = PERMIT_SLOT_SIZES[PERMIT_SLOT_SIZES.len() - 1];
 /// Largest retry-after (ns) a rejection code carries exactly.
 const MAX_CODE_NS: u64 = 1 << 52;
 /// The breaker state word is `state · STATE_SPAN + epoch` (the host's encoding).
@@ -183,7 +184,7 @@ pub fn permit_code(epoch: u32, slot: usize) -> f64 {
 #[allow(
     clippy::cast_possible_truncation,
     clippy::cast_sign_loss,
-    reason = "codes are integers below 2^40 made by `permit_code`; garbage is clamped"
+    reason = "codes are integers below 2^50 made by `permit_code`; garbage is clamped"
 )]
 pub fn split_permit_code(code: f64) -> (u32, usize) {
     let c = if code.is_finite() && code > 0.0 {
@@ -363,8 +364,10 @@ pub struct NativeNamedCode {
 pub struct NativeConstants {
     /// Breaker permit codes are `epoch · permitCodeSpan + slot`.
     pub permit_code_span: f64,
-    /// Shared permit slots of a breaker.
+    /// Shared permit slots of a breaker unless it says (`permitSlots`).
     pub permit_slots: f64,
+    /// The permit table sizes `permitSlots` may be.
+    pub permit_slot_sizes: Vec<f64>,
     /// Breaker state words are `state · stateSpan + epoch`.
     pub state_span: f64,
     /// Breaker state names, indexed by the state word's `state`.
@@ -440,6 +443,7 @@ pub fn constants() -> NativeConstants {
     NativeConstants {
         permit_code_span: PERMIT_CODE_SPAN as f64,
         permit_slots: PERMIT_SLOTS as f64,
+        permit_slot_sizes: PERMIT_SLOT_SIZES.iter().map(|&n| n as f64).collect(),
         #[allow(clippy::cast_precision_loss, reason = "2^32, exact")]
         state_span: STATE_SPAN as f64,
         states: owned(STATES.map(state_name)),

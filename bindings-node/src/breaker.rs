@@ -29,14 +29,15 @@ use std::cell::Cell;
 use napi::bindgen_prelude::{Env, External};
 use napi_derive::napi;
 use seawall_core::{BreakerConfig, BreakerMetrics, Corrupt, Outcome, WindowConfig};
+use seawall_host::breaker::PermitSlots;
 use seawall_host::breaker::{AcquireError, Breaker, Permit};
 use seawall_host::clock::monotonic_ns;
-use seawall_host::permits::{PERMIT_SLOTS, PermitError};
+use seawall_host::permits::PermitError;
 use seawall_host::shared::OpenOptions;
 
 use crate::boundary::{
-    Code, REJECTED_PERMITS_EXHAUSTED, Result, STATES, breaker_rejection, error, invalid,
-    outcome_of, permit_code, split_permit_code, state_name, state_word, throwing,
+    Code, PERMIT_CODE_SPAN, REJECTED_PERMITS_EXHAUSTED, Result, STATES, breaker_rejection, error,
+    invalid, outcome_of, permit_code, split_permit_code, state_name, state_word, throwing,
 };
 use crate::convert::{
     config_error, count, factor, ms_to_ns, ns_to_ms, percent, region_error, rule_ms,
@@ -162,8 +163,8 @@ const HELD: u64 = 1;
 const EPOCH_MASK: u64 = (1 << 30) - 1;
 
 impl Holdings {
-    fn new() -> Self {
-        Self((0..PERMIT_SLOTS).map(|_| Cell::new(0)).collect())
+    fn new(slots: usize) -> Self {
+        Self((0..slots).map(|_| Cell::new(0)).collect())
     }
 
     fn size(&self) -> usize {
@@ -178,13 +179,17 @@ impl Holdings {
 
     /// The id of the permit of `slot` this handle was given last.
     fn id(&self, slot: usize) -> u64 {
-        (self.0[slot].get() & !0xFFFF_FFFF) | slot as u64
+        // A code past this table (made up by the caller) names no permit: its
+        // slot alone is foreign to the breaker's table too.
+        let tag = self.0.get(slot).map_or(0, |e| e.get() & !0xFFFF_FFFF);
+        tag | slot as u64
     }
 
     /// The permit of `slot` is recorded (or used already): no longer held here.
     fn recorded(&self, slot: usize) {
-        let e = &self.0[slot];
-        e.set(e.get() & !HELD);
+        if let Some(e) = self.0.get(slot) {
+            e.set(e.get() & !HELD);
+        }
     }
 
     /// Every permit this handle still holds, with the epoch it was issued in.
@@ -313,12 +318,33 @@ pub fn breaker_new(
     env: Env,
     config: NativeBreakerConfig,
     shared: Option<String>,
+    permit_slots: Option<f64>,
 ) -> napi::Result<External<Token>> {
-    throwing(env, new_breaker(&config, shared))
+    throwing(env, new_breaker(&config, shared, permit_slots))
 }
 
-fn new_breaker(config: &NativeBreakerConfig, shared: Option<String>) -> Result<External<Token>> {
+/// The permit table size of `permitSlots` (the default when not given). A
+/// fraction or a negative number is no size either.
+fn permit_table(n: Option<f64>) -> Result<PermitSlots> {
+    let Some(n) = n else {
+        return Ok(PermitSlots::DEFAULT);
+    };
+    let whole = n.is_finite() && n >= 0.0 && n.fract() == 0.0 && n <= 9_007_199_254_740_992.0;
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "checked whole, non-negative and below 2^53 above"
+    )]
+    PermitSlots::new(if whole { n as u64 } else { 0 }).map_err(config_error)
+}
+
+fn new_breaker(
+    config: &NativeBreakerConfig,
+    shared: Option<String>,
+    permit_slots: Option<f64>,
+) -> Result<External<Token>> {
     let cfg = breaker_config(config)?;
+    let slots = permit_table(permit_slots)?;
     let inner = match shared {
         None => Inner {
             batchable: batchable(&cfg),
@@ -326,9 +352,9 @@ fn new_breaker(config: &NativeBreakerConfig, shared: Option<String>) -> Result<E
             holdings: None,
         },
         Some(name) => Inner {
-            breaker: Breaker::open_shared(&name, &cfg, &OpenOptions::default())
+            breaker: Breaker::open_shared_with_slots(&name, &cfg, slots, &OpenOptions::default())
                 .map_err(region_error)?,
-            holdings: Some(Holdings::new()),
+            holdings: Some(Holdings::new(slots.get())),
             batchable: false,
         },
     };
@@ -354,7 +380,7 @@ fn acquire_ns(inner: &Inner, now: u64) -> f64 {
     match inner.breaker.try_acquire(now) {
         Ok(p) => {
             // Without a permit table the id is 0 and the code is `epoch · SLOTS`.
-            let slot = (p.id & 0xFFFF_FFFF) as usize % PERMIT_SLOTS;
+            let slot = ((p.id & 0xFFFF_FFFF) % PERMIT_CODE_SPAN) as usize;
             if let Some(h) = &inner.holdings {
                 h.acquired(slot, p);
             }

@@ -98,6 +98,7 @@ fn js_field(field: Field) -> (&'static str, Unit) {
         Field::RatePeriod => ("perMs", Ms),
         Field::Burst => ("burst", Count),
         Field::CellsPerAcquire => ("n", Count),
+        Field::PermitSlots => ("permitSlots", Count),
         _ => (field.name(), Count),
     }
 }
@@ -130,6 +131,10 @@ pub fn describe(e: ConfigError) -> (&'static str, String) {
             format!("must not be less than {}", js_field(other).0)
         }
         Problem::KindMismatch => "does not match the window type".to_owned(),
+        Problem::NotOneOf(allowed) => {
+            let allowed: Vec<String> = allowed.iter().map(u64::to_string).collect();
+            format!("must be one of {}", allowed.join(", "))
+        }
         Problem::CapUnreachable { max_steps } => format!(
             "the delay must reach backoff.maxMs or stop growing within {max_steps} attempts"
         ),

@@ -25,7 +25,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyTuple};
 use seawall_core::{BreakerConfig, Corrupt, Outcome, Rejected, State, WindowConfig};
-use seawall_host::breaker::{AcquireError, Breaker as HostBreaker, Observed, Permit};
+use seawall_host::breaker::{AcquireError, Breaker as HostBreaker, Observed, Permit, PermitSlots};
 use seawall_host::permits::PermitError;
 use seawall_host::shared::{OpenOptions, RegionError};
 
@@ -131,7 +131,9 @@ impl BreakerCore {
                     py,
                     self.name.as_deref(),
                     self.state().name(),
-                    seawall_host::permits::PERMIT_SLOTS,
+                    self.breaker
+                        .permit_slots()
+                        .unwrap_or(seawall_host::permits::PERMIT_SLOTS),
                 ))
             }
         }
@@ -299,7 +301,8 @@ impl Breaker {
         slow_call_rate_threshold, slow_call_duration, consecutive_failures, open_duration,
         open_backoff_multiplier, max_open_duration, open_jitter_factor, half_open_max_calls,
         half_open_success_threshold, half_open_max_wait, name=None, shared=None,
-        classifier=None, clock=None, jitter_seed=None, shm_timeout=2.0, failure_on_result=None
+        classifier=None, clock=None, jitter_seed=None, shm_timeout=2.0, failure_on_result=None,
+        permit_slots=None
     ))]
     #[allow(
         clippy::too_many_arguments,
@@ -329,6 +332,7 @@ impl Breaker {
         jitter_seed: Option<u64>,
         shm_timeout: f64,
         failure_on_result: Option<Py<PyAny>>,
+        permit_slots: Option<i64>,
     ) -> PyResult<Self> {
         let max_half_open = seawall_core::MAX_HALF_OPEN_CALLS;
         let config = BreakerConfig {
@@ -381,6 +385,7 @@ impl Breaker {
             half_open_max_wait_ns: opt_secs_to_ns(py, "half_open_max_wait", half_open_max_wait)?,
             jitter_seed: jitter_seed.unwrap_or_else(seawall_host::entropy::entropy),
         };
+        let slots = permit_table(py, shared.is_some(), permit_slots)?;
         let breaker = match shared {
             Some(region) => {
                 let options = OpenOptions {
@@ -391,7 +396,9 @@ impl Breaker {
                     )?),
                 };
                 // Attaching may wait for another process that is creating the region.
-                let opened = py.detach(|| HostBreaker::open_shared(&region, &config, &options));
+                let opened = py.detach(|| {
+                    HostBreaker::open_shared_with_slots(&region, &config, slots, &options)
+                });
                 opened.map_err(|e| region_error(py, &region, e))?
             }
             None => HostBreaker::new_without_permit_table(config)
@@ -924,5 +931,21 @@ impl BreakerScope {
                 "CircuitBreaker.__init__ did not run: this breaker has no state",
             )
         })
+    }
+}
+
+/// The permit table size of `permit_slots=` (the default when not given); an
+/// error for a breaker that is not shared, whose permit objects need no table.
+fn permit_table(py: Python<'_>, shared: bool, n: Option<i64>) -> PyResult<PermitSlots> {
+    match n {
+        None => Ok(PermitSlots::DEFAULT),
+        Some(_) if !shared => Err(errors::config_error(
+            py,
+            "permit_slots",
+            "invalid permit_slots: applies to shared breakers only (give shared=...)",
+        )),
+        Some(n) => {
+            PermitSlots::new(u64::try_from(n).unwrap_or(0)).map_err(|e| errors::from_config(py, e))
+        }
     }
 }

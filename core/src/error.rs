@@ -90,6 +90,8 @@ pub enum Field {
     CellsPerAcquire,
     /// `N`, the slots of a keyed rate limiter's table.
     RateLimiterSlots,
+    /// `permit_slots` of a shared breaker: its permit table's size.
+    PermitSlots,
 }
 
 impl Field {
@@ -138,6 +140,7 @@ impl Field {
             Self::Burst => "rate_limiter.burst",
             Self::CellsPerAcquire => "rate_limiter.n",
             Self::RateLimiterSlots => "rate_limiter.slots",
+            Self::PermitSlots => "breaker.permit_slots",
         }
     }
 }
@@ -166,6 +169,8 @@ pub enum Problem {
         /// Attempts allowed to reach the cap.
         max_steps: u64,
     },
+    /// Not one of the few values a fixed-size structure comes in.
+    NotOneOf(&'static [u64]),
 }
 
 /// An invalid configuration value: which field, and why.
@@ -221,6 +226,13 @@ impl fmt::Display for ConfigError {
                 f,
                 "invalid {name}: the delay must reach the cap or stop growing within {max_steps} attempts"
             ),
+            Problem::NotOneOf(allowed) => {
+                write!(f, "invalid {name}: must be one of")?;
+                for (i, v) in allowed.iter().enumerate() {
+                    write!(f, "{}{v}", if i == 0 { " " } else { ", " })?;
+                }
+                Ok(())
+            }
         }
     }
 }

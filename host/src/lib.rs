@@ -68,4 +68,4 @@ pub fn process_id() -> u32 {
 /// a shared structure or its configuration fingerprint changes, so that processes
 /// running different builds never read each other's regions. Stored in every
 /// region's header. Independent of the C ABI's `SEAWALL_ABI_VERSION`.
-pub const REGION_LAYOUT_VERSION: u32 = 1;
+pub const REGION_LAYOUT_VERSION: u32 = 2;

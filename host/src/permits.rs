@@ -50,7 +50,8 @@ use crate::owner::{PID_MASK, cursor, pid};
 pub use crate::owner::{die_after, killed, set_claiming_pid};
 
 /// Permits that may be outstanding (admitted, not yet recorded) at once on one
-/// breaker, over all threads and processes sharing it.
+/// breaker, over all threads and processes sharing it, unless it was opened
+/// with other [`PermitSlots`](crate::breaker::PermitSlots).
 pub const PERMIT_SLOTS: usize = 4096;
 
 const STATE_MASK: u64 = 0b11;

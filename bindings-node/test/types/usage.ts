@@ -77,6 +77,10 @@ export async function main(): Promise<void> {
   RetryThrottle.unlinkShared('db');
   // @ts-expect-error a region name is a string
   new Bulkhead({ shared: 7 });
+  const wideTable = new CircuitBreaker({ shared: 'db', permitSlots: 32768 });
+  console.log(wideTable.isShared);
+  // @ts-expect-error permitSlots is one of the table sizes
+  new CircuitBreaker({ shared: 'db', permitSlots: 1000 });
   const r: number = await retry(async ({ attempt }) => attempt, {
     attempts: 5,
     backoff: { baseMs: 100, multiplier: 2, maxMs: 2000, jitter: 'decorrelated' },

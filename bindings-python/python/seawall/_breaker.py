@@ -207,6 +207,12 @@ class CircuitBreaker(_native.BreakerScope):
     ``shared="payments"`` puts the breaker in ``/dev/shm/seawall-breaker-payments``
     so every process of the host that opens the same name (with the same
     configuration) shares one breaker.
+    ``permit_slots`` (shared only; 256, 4096 (default), 32768 or 262144) is
+    how many calls of all those processes may be in flight at once; the next
+    raises :class:`PermitsExhaustedError`. Any other value, or one given
+    without ``shared``, raises :class:`SeawallConfigError` (``field`` is
+    ``"permit_slots"``); every process must give the same size
+    (:class:`SharedRegionError` otherwise).
 
     Use it as a decorator (sync, ``async def``, generators), as ``with
     breaker:`` / ``async with breaker:``, or ``breaker.call(fn, *args)``.
@@ -237,6 +243,7 @@ class CircuitBreaker(_native.BreakerScope):
         jitter_seed: Optional[int] = None,
         failure_on_result: Optional[Callable[[Any], object]] = None,
         initial_state: Optional[Mapping[str, Any]] = None,
+        permit_slots: Optional[int] = None,
     ) -> None:
         initial = None if initial_state is None else _check_exported(initial_state)
         if failure_on_result is not None and not callable(failure_on_result):
@@ -271,6 +278,7 @@ class CircuitBreaker(_native.BreakerScope):
             clock=clock,
             jitter_seed=opt(_numbers.seed, jitter_seed, "jitter_seed"),
             failure_on_result=failure_on_result,
+            permit_slots=opt(whole, permit_slots, "permit_slots"),
         )
         self.failure_on_result = failure_on_result
         self._bind_scope(self._native)  # `with breaker:` runs natively on it

@@ -53,7 +53,8 @@ class CircuitOpenError(SeawallError):
 
 class PermitsExhaustedError(CircuitOpenError):
     """A shared circuit breaker refused the call because its host-wide permit
-    table is full: ``limit`` calls (4096) of every process of the host were
+    table is full: ``limit`` calls (the breaker's ``permit_slots``, 4096 unless
+    it was opened with another) of every process of the host were
     admitted and are not yet recorded (counted as ignored). It is a
     :class:`CircuitOpenError` (``retry_after`` is ``None``; ``state`` is the
     breaker's state, usually ``closed``), so a handler that answers refusals

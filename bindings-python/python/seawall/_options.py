@@ -55,7 +55,18 @@ CORE_OPTIONS: Mapping[str, Mapping[str, Tuple[str, ...]]] = {
 #: Keyword arguments that configure the Python wrapper, not a core field.
 WRAPPER_OPTIONS: Mapping[str, FrozenSet[str]] = {
     "breaker": frozenset(
-        {"name", "record_on", "ignore_on", "listeners", "shared", "clock", "failure_on_result", "initial_state"}
+        {
+            "name",
+            "record_on",
+            "ignore_on",
+            "listeners",
+            "shared",
+            "clock",
+            "failure_on_result",
+            "initial_state",
+            # The shared region's permit table size, a region option, not a core field.
+            "permit_slots",
+        }
     ),
     "semaphore": frozenset({"queue_timeout", "priority", "name", "shared", "_poll_only", "_poll_interval"}),
     "retry_budget": frozenset({"name", "shared", "clock"}),

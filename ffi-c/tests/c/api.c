@@ -523,14 +523,14 @@ static void caller_memory(void) {
   seawall_breaker_free(b);
   b = NULL;
 
-  /* The documented header: region layout version (1) at byte 12, creator pid at
+  /* The documented header: region layout version (2) at byte 12, creator pid at
    * 56 (under the checksum). Another layout is refused; a corrupted header is
    * no region. */
   abi = get_u32(mem + 12);
-  CHECK_U64(abi, 1);
+  CHECK_U64(abi, 2);
   put_u32(mem + 12, abi + 1);
   CHECK_STATUS(seawall_breaker_attach(mem, size, &b), SEAWALL_STATUS_ABI_MISMATCH);
-  CHECK_MESSAGE_HAS("region laid out by seawall region layout version 2");
+  CHECK_MESSAGE_HAS("region laid out by seawall region layout version 3");
   put_u32(mem + 12, abi);
   put_u32(mem + 56, get_u32(mem + 56) ^ 1u);
   CHECK_STATUS(seawall_breaker_attach(mem, size, &b), SEAWALL_STATUS_NOT_A_REGION);
@@ -1694,7 +1694,7 @@ static void shared_semaphore(void) {
   CHECK_STATUS(seawall_semaphore_release(b, p), SEAWALL_STATUS_OK);
   put_u32(mem + 12, get_u32(mem + 12) + 1); /* another region layout version */
   CHECK_STATUS(seawall_semaphore_attach(mem, size, &c), SEAWALL_STATUS_ABI_MISMATCH);
-  CHECK_MESSAGE_HAS("region laid out by seawall region layout version 2");
+  CHECK_MESSAGE_HAS("region laid out by seawall region layout version 3");
   put_u32(mem + 12, get_u32(mem + 12) - 1);
   CHECK_STATUS(seawall_semaphore_attach(mem, size, &c), SEAWALL_STATUS_OK);
   seawall_semaphore_free(a);

@@ -9,7 +9,7 @@ use seawall_core::{
 };
 
 use crate::entropy::entropy;
-use crate::permits::PermitTable;
+use crate::permits::{PERMIT_SLOTS, PermitTable};
 use crate::shared::{Agreement, Shareable};
 
 /// Largest count window (calls) a [`Breaker`](super::Breaker) holds.
@@ -17,19 +17,20 @@ pub const COUNT_WINDOW_CAPACITY: usize = 1024;
 /// Largest time window (buckets) a [`Breaker`](super::Breaker) holds.
 pub const TIME_WINDOW_CAPACITY: usize = 128;
 
-/// A core breaker and its permit table, laid out for sharing.
+/// A core breaker and its permit table of `N` slots, laid out for sharing.
 #[repr(C)]
-pub struct BreakerCell<W: SlidingWindow> {
+pub struct BreakerCell<W: SlidingWindow, const N: usize = PERMIT_SLOTS> {
     pub(super) breaker: CircuitBreaker<W>,
-    pub(super) permits: PermitTable,
+    pub(super) permits: PermitTable<N>,
 }
 
-/// The cell behind count-window breakers with a permit table.
-pub type CountCell = BreakerCell<CountWindow<COUNT_WINDOW_CAPACITY>>;
-/// The cell behind time-window breakers with a permit table.
-pub type TimeCell = BreakerCell<TimeWindow<TIME_WINDOW_CAPACITY>>;
+/// The cell behind count-window breakers with a permit table of `N` slots.
+pub type CountCell<const N: usize = PERMIT_SLOTS> =
+    BreakerCell<CountWindow<COUNT_WINDOW_CAPACITY>, N>;
+/// The cell behind time-window breakers with a permit table of `N` slots.
+pub type TimeCell<const N: usize = PERMIT_SLOTS> = BreakerCell<TimeWindow<TIME_WINDOW_CAPACITY>, N>;
 
-impl<W: SlidingWindow> BreakerCell<W> {
+impl<W: SlidingWindow, const N: usize> BreakerCell<W, N> {
     /// Build in place: the core breaker by value (a few KiB), the permit table
     /// slot by slot.
     fn build_in_place(
@@ -41,15 +42,17 @@ impl<W: SlidingWindow> BreakerCell<W> {
         // SAFETY: `p` comes from `&mut MaybeUninit<Self>`: writable and aligned;
         // each field is written once through a raw pointer, never read before.
         unsafe { (&raw mut (*p).breaker).write(breaker) };
-        // SAFETY: as above; `MaybeUninit<PermitTable>` has the table's layout.
-        let permits = unsafe { &mut *(&raw mut (*p).permits).cast::<MaybeUninit<PermitTable>>() };
+        // SAFETY: as above; `MaybeUninit<PermitTable<N>>` has the table's layout.
+        let permits =
+            unsafe { &mut *(&raw mut (*p).permits).cast::<MaybeUninit<PermitTable<N>>>() };
         PermitTable::init(permits, entropy());
         Ok(())
     }
 }
 
 /// What every process sharing a breaker must agree on: every field of the
-/// configuration except `jitter_seed`.
+/// configuration except `jitter_seed`. The region's permit slots come after
+/// these (each cell type adds its own, see `shareable_breaker!`).
 #[must_use]
 pub fn breaker_agreement(c: &BreakerConfig) -> Agreement {
     let BreakerConfig {
@@ -111,7 +114,7 @@ pub fn breaker_agreement(c: &BreakerConfig) -> Agreement {
 }
 
 macro_rules! shareable_breaker {
-    ($cell:ty, $layout:expr, $what:expr) => {
+    ($cell:ty, $slots:expr, $layout:expr, $what:expr) => {
         // SAFETY: `BreakerCell` is repr(C) of a core `CircuitBreaker` (repr(C),
         // pointer-free, plain fields written only by `new`) and a `PermitTable`
         // (a salt written only by `init`, then atomics); neither needs Drop.
@@ -121,7 +124,10 @@ macro_rules! shareable_breaker {
             const DESCRIPTION: &'static str = $what;
             type Config = BreakerConfig;
             fn agreement(config: &BreakerConfig) -> Agreement {
-                breaker_agreement(config)
+                // The size is the type's, so a sharer of another size never gets
+                // this far (its layout differs); the breaker's handle names the
+                // field from the fingerprints all the same.
+                breaker_agreement(config).value(Field::PermitSlots, $slots)
             }
             fn config(&self) -> BreakerConfig {
                 *self.breaker.config()
@@ -137,5 +143,53 @@ macro_rules! shareable_breaker {
 }
 
 // 0x0103 / 0x0104: permit slots name their process in the word that claims them.
-shareable_breaker!(CountCell, 0x0103, "count-window circuit breaker");
-shareable_breaker!(TimeCell, 0x0104, "time-window circuit breaker");
+// One pair of layout ids per permit table size (`super::slots`), the default
+// size keeping its ids.
+shareable_breaker!(
+    CountCell<256>,
+    256,
+    0x0105,
+    "count-window circuit breaker (256 permit slots)"
+);
+shareable_breaker!(
+    TimeCell<256>,
+    256,
+    0x0106,
+    "time-window circuit breaker (256 permit slots)"
+);
+shareable_breaker!(
+    CountCell<4096>,
+    4096,
+    0x0103,
+    "count-window circuit breaker (4096 permit slots)"
+);
+shareable_breaker!(
+    TimeCell<4096>,
+    4096,
+    0x0104,
+    "time-window circuit breaker (4096 permit slots)"
+);
+shareable_breaker!(
+    CountCell<32768>,
+    32768,
+    0x0107,
+    "count-window circuit breaker (32768 permit slots)"
+);
+shareable_breaker!(
+    TimeCell<32768>,
+    32768,
+    0x0108,
+    "time-window circuit breaker (32768 permit slots)"
+);
+shareable_breaker!(
+    CountCell<262_144>,
+    262_144,
+    0x0109,
+    "count-window circuit breaker (262144 permit slots)"
+);
+shareable_breaker!(
+    TimeCell<262_144>,
+    262_144,
+    0x010A,
+    "time-window circuit breaker (262144 permit slots)"
+);

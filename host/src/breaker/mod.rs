@@ -17,6 +17,7 @@
 mod cell;
 mod local;
 mod observed;
+mod slots;
 
 use core::ops::Deref;
 use core::ptr::NonNull;
@@ -32,6 +33,8 @@ pub use self::cell::{
 };
 use self::local::{Untracked, each_untracked};
 pub use self::observed::{Observed, STATE_FACTOR};
+pub use self::slots::{PERMIT_SLOT_SIZES, PermitSlots};
+use self::slots::{Tracked, each_tracked};
 use crate::permits::{PermitError, PermitState};
 use crate::shared::{self, OpenOptions, RegionError, Shareable, SharedRegion};
 
@@ -53,8 +56,7 @@ impl<T: Shareable> Deref for Storage<T> {
 
 enum Inner {
     /// With a permit table, in this process or shared.
-    Count(Storage<CountCell>),
-    Time(Storage<TimeCell>),
+    Tracked(Tracked),
     /// In this process, without a permit table.
     Untracked(Untracked),
 }
@@ -76,7 +78,7 @@ pub struct Permit {
 pub enum AcquireError {
     /// The breaker refused the call.
     Rejected(Rejected),
-    /// All [`PERMIT_SLOTS`](crate::permits::PERMIT_SLOTS) permit slots are taken
+    /// All the breaker's permit slots ([`Breaker::permit_slots`]) are taken
     /// (outstanding permits and calls in progress): the breaker was not asked.
     PermitsExhausted,
 }
@@ -113,14 +115,7 @@ impl core::fmt::Debug for Breaker {
 macro_rules! dispatch {
     ($self:expr, cell $c:ident => $tracked:expr, core $b:ident => $untracked:expr) => {
         match &$self.inner {
-            Inner::Count(s) => {
-                let $c: &CountCell = s;
-                $tracked
-            }
-            Inner::Time(s) => {
-                let $c: &TimeCell = s;
-                $tracked
-            }
+            Inner::Tracked(t) => each_tracked!(t, _s, $c => $tracked),
             Inner::Untracked(u) => each_untracked!(u, $b => $untracked),
         }
     };
@@ -133,8 +128,8 @@ macro_rules! with_breaker {
     };
 }
 
-fn claim<W: SlidingWindow>(
-    c: &BreakerCell<W>,
+fn claim<W: SlidingWindow, const N: usize>(
+    c: &BreakerCell<W, N>,
     now: u64,
 ) -> Result<Result<Permit, AcquireError>, Corrupt> {
     // The slot first, naming this process: a death after it is the slot's to
@@ -176,8 +171,8 @@ fn balance(t: &seawall_core::BreakerTotals) -> (u64, u64) {
 /// recorded; so many are recorded as ignored, the others freed. Recorded with an
 /// epoch no state has (`stale`: the totals only), since which of them hold a
 /// half-open probe is not known. `None` when the moment is not quiet.
-fn settle<W: SlidingWindow>(
-    c: &BreakerCell<W>,
+fn settle<W: SlidingWindow, const N: usize>(
+    c: &BreakerCell<W, N>,
     alive: &impl Fn(u32) -> bool,
     now: u64,
 ) -> Option<u64> {
@@ -218,7 +213,11 @@ fn settle<W: SlidingWindow>(
 
 /// Reclaim of a breaker with a permit table: held permits of dead processes
 /// recorded as ignored, then their steps in progress settled.
-fn reclaim<W: SlidingWindow>(c: &BreakerCell<W>, alive: impl Fn(u32) -> bool, now: u64) -> u64 {
+fn reclaim<W: SlidingWindow, const N: usize>(
+    c: &BreakerCell<W, N>,
+    alive: impl Fn(u32) -> bool,
+    now: u64,
+) -> u64 {
     let mut n = c.permits.reclaim(&alive, |epoch| {
         c.breaker
             .record_token(PermitToken { epoch }, Outcome::Ignored, 0, now);
@@ -238,12 +237,8 @@ impl Breaker {
     /// A breaker in this process's memory, with a permit table: a permit recorded
     /// twice is [`PermitError::AlreadyUsed`] the second time (what C callers get).
     pub fn new(config: BreakerConfig) -> Result<Self, ConfigError> {
-        let inner = match config.window {
-            WindowConfig::Count { .. } => Inner::Count(Storage::Local(shared::boxed(&config)?)),
-            WindowConfig::Time { .. } => Inner::Time(Storage::Local(shared::boxed(&config)?)),
-        };
         Ok(Self {
-            inner,
+            inner: Inner::Tracked(Tracked::local(&config)?),
             created: true,
         })
     }
@@ -263,26 +258,32 @@ impl Breaker {
     }
 
     /// Create or attach the breaker named `name`, shared by every process of the
-    /// host (`/dev/shm/seawall-breaker-<name>`). Attaching changes nothing; a region
-    /// built with another configuration (window kind included) is an error.
+    /// host (`/dev/shm/seawall-breaker-<name>`), with the default
+    /// [`PermitSlots`]. Attaching changes nothing; a region built with another
+    /// configuration (window kind included) is an error.
     pub fn open_shared(
         name: &str,
         config: &BreakerConfig,
         options: &OpenOptions,
     ) -> Result<Self, RegionError> {
-        let (inner, created) = match config.window {
-            WindowConfig::Count { .. } => {
-                let r = SharedRegion::<CountCell>::open(name, config, options)?;
-                let created = r.created();
-                (Inner::Count(Storage::Shared(r)), created)
-            }
-            WindowConfig::Time { .. } => {
-                let r = SharedRegion::<TimeCell>::open(name, config, options)?;
-                let created = r.created();
-                (Inner::Time(Storage::Shared(r)), created)
-            }
-        };
-        Ok(Self { inner, created })
+        Self::open_shared_with_slots(name, config, PermitSlots::DEFAULT, options)
+    }
+
+    /// [`open_shared`](Self::open_shared) with a permit table of `slots`: at most
+    /// so many permits outstanding at once over every process. A region of
+    /// another size is a [`RegionError::ConfigMismatch`] naming
+    /// [`Field::PermitSlots`](seawall_core::Field::PermitSlots).
+    pub fn open_shared_with_slots(
+        name: &str,
+        config: &BreakerConfig,
+        slots: PermitSlots,
+        options: &OpenOptions,
+    ) -> Result<Self, RegionError> {
+        let (t, created) = Tracked::open_shared(name, config, slots, options)?;
+        Ok(Self {
+            inner: Inner::Tracked(t),
+            created,
+        })
     }
 
     /// Remove the shared breaker `name` (a missing one is fine). Attached processes
@@ -324,15 +325,15 @@ impl Breaker {
         let inner = unsafe {
             match config.window {
                 WindowConfig::Count { .. } => {
-                    Inner::Count(Storage::Shared(SharedRegion::init_in(mem, len, config)?))
+                    Tracked::Count4096(Storage::Shared(SharedRegion::init_in(mem, len, config)?))
                 }
                 WindowConfig::Time { .. } => {
-                    Inner::Time(Storage::Shared(SharedRegion::init_in(mem, len, config)?))
+                    Tracked::Time4096(Storage::Shared(SharedRegion::init_in(mem, len, config)?))
                 }
             }
         };
         Ok(Self {
-            inner,
+            inner: Inner::Tracked(inner),
             created: true,
         })
     }
@@ -345,15 +346,15 @@ impl Breaker {
     pub unsafe fn attach(mem: NonNull<u8>, len: usize) -> Result<Self, RegionError> {
         // SAFETY: forwarded from the caller.
         let inner = match unsafe { SharedRegion::<CountCell>::attach(mem, len) } {
-            Ok(r) => Inner::Count(Storage::Shared(r)),
+            Ok(r) => Tracked::Count4096(Storage::Shared(r)),
             Err(RegionError::LayoutMismatch { .. }) => {
                 // SAFETY: forwarded from the caller.
-                Inner::Time(Storage::Shared(unsafe { SharedRegion::attach(mem, len) }?))
+                Tracked::Time4096(Storage::Shared(unsafe { SharedRegion::attach(mem, len) }?))
             }
             Err(e) => return Err(e),
         };
         Ok(Self {
-            inner,
+            inner: Inner::Tracked(inner),
             created: false,
         })
     }
@@ -367,10 +368,7 @@ impl Breaker {
     /// Whether the breaker lives in a shared region (named or caller memory).
     #[must_use]
     pub fn is_shared(&self) -> bool {
-        matches!(
-            self.inner,
-            Inner::Count(Storage::Shared(_)) | Inner::Time(Storage::Shared(_))
-        )
+        matches!(&self.inner, Inner::Tracked(t) if t.is_shared())
     }
 
     /// Whether the breaker has a permit table (every permit usable once).
@@ -379,15 +377,23 @@ impl Breaker {
         !matches!(self.inner, Inner::Untracked(_))
     }
 
+    /// Slots of the permit table (most permits outstanding at once), `None`
+    /// without one.
+    #[must_use]
+    pub fn permit_slots(&self) -> Option<usize> {
+        match &self.inner {
+            Inner::Tracked(t) => Some(t.permit_slots()),
+            Inner::Untracked(_) => None,
+        }
+    }
+
     /// Bytes of this process's memory the breaker takes (0 for a shared one: its
     /// region is mapped, not allocated), for runtimes whose collector wants to
     /// know what a small handle keeps alive.
     #[must_use]
     pub fn local_size(&self) -> usize {
         match &self.inner {
-            Inner::Count(Storage::Local(_)) => size_of::<CountCell>(),
-            Inner::Time(Storage::Local(_)) => size_of::<TimeCell>(),
-            Inner::Count(Storage::Shared(_)) | Inner::Time(Storage::Shared(_)) => 0,
+            Inner::Tracked(t) => t.local_size(),
             Inner::Untracked(u) => u.size(),
         }
     }
