@@ -137,5 +137,7 @@ macro_rules! shareable_breaker {
 }
 
 // 0x0103 / 0x0104: permit slots name their process in the word that claims them.
-shareable_breaker!(CountCell, 0x0103, "count-window circuit breaker");
-shareable_breaker!(TimeCell, 0x0104, "time-window circuit breaker");
+// 0x0105 / 0x0106: the core's totals count probes apart (closed permits are
+// counted when recorded).
+shareable_breaker!(CountCell, 0x0105, "count-window circuit breaker");
+shareable_breaker!(TimeCell, 0x0106, "time-window circuit breaker");
