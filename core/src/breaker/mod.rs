@@ -214,6 +214,8 @@ impl<W: SlidingWindow> CircuitBreaker<W> {
     /// [`MAX_RETRIES`] passes. The totals have counted a failure or ignored
     /// outcome by then, a success at most once; the window and the state may or
     /// may not have.
+    // Inline: with the window's record, this is the whole success path.
+    #[inline]
     pub fn record_token_checked(
         &self,
         token: PermitToken,
@@ -265,6 +267,7 @@ impl<W: SlidingWindow> CircuitBreaker<W> {
     /// Closed: count the outcome in the window of this epoch, then open if a rule
     /// says so. Ignored outcomes count nowhere and decide nothing. Whether the
     /// window keeps the success in its lifetime total.
+    #[inline]
     fn record_closed(
         &self,
         epoch: u32,

@@ -193,6 +193,8 @@ impl<const B: usize> TimeWindow<B> {
     /// Add one outcome to slot `cell` for tag (`generation`, `epoch`); `folded`
     /// is the slot's folded word for the main array (its buckets are sealed and
     /// folded when rotated out), `None` for the slow array (replaced directly).
+    // Inline: the record of a success is this CAS and little else.
+    #[inline]
     fn bump(
         cell: &AtomicU128,
         folded: Option<&AtomicU128>,
@@ -209,6 +211,47 @@ impl<const B: usize> TimeWindow<B> {
         // bucket is replaced only sealed and folded. A CAS fails only when another
         // record changed the slot, so only a corrupted or hostile writer reaches
         // the bound.
+        // The hot path, on the packed word: a live, unsealed bucket of this very
+        // tag with room takes `n + 1` (and `fails + 1`) in place; anything else
+        // is for `bump_slow`.
+        let g = u64::from(generation & GEN_MASK);
+        let want_lo = ((g & 0xFFFF) << EPOCH_BITS) | epoch;
+        let want_top = (g >> 16) << 1; // `hi >> 51`: the generation's upper bits, not sealed
+        let add = u128::from(1 | (u64::from(fail) << COUNT_BITS)) << 64;
+        for _ in 0..MAX_RETRIES {
+            let raw = cell.load(Ordering::Acquire);
+            let (lo, hi) = (raw as u64, (raw >> 64) as u64);
+            let n = hi & COUNT_MASK;
+            if lo != want_lo || hi >> 51 != want_top || n == 0 || n >= u64::from(MAX_BUCKET_CALLS) {
+                return Self::bump_slow(cell, folded, generation, epoch, fail, is_current);
+            }
+            if cell
+                .compare_exchange(raw, raw + add, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            {
+                return Bump::Added {
+                    rotated: false,
+                    n: n as u32 + 1,
+                };
+            }
+        }
+        Bump::Corrupt
+    }
+
+    /// [`bump`](Self::bump) when the slot holds anything but a live bucket of
+    /// this tag with room: a rotation, a full or sealed bucket, a stale record.
+    #[cold]
+    #[inline(never)]
+    fn bump_slow(
+        cell: &AtomicU128,
+        folded: Option<&AtomicU128>,
+        generation: u32,
+        epoch: u64,
+        fail: bool,
+        is_current: &impl Fn() -> bool,
+    ) -> Bump {
+        // Invariant: the one written in `bump`, whose loop this is for the
+        // other cases; the hot path's CAS there is this loop's same-tag case.
         for _ in 0..MAX_RETRIES {
             let raw = cell.load(Ordering::Acquire);
             let cur = Bucket::unpack(raw);
@@ -405,6 +448,7 @@ impl<const B: usize> SlidingWindow for TimeWindow<B> {
         }
     }
 
+    #[inline]
     fn record_gen(
         &self,
         generation: u32,
