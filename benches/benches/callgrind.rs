@@ -38,6 +38,12 @@ fn cg_floor_compare_exchange_op(a: &AtomicU64) {
         black_box(a.compare_exchange(v, v.wrapping_add(1), Ordering::AcqRel, Ordering::Relaxed));
 }
 #[inline(never)]
+fn cg_floor_load_cmpxchg16b_op(a: &portable_atomic::AtomicU128) {
+    let v = a.load(Ordering::Acquire);
+    let _ =
+        black_box(a.compare_exchange(v, v.wrapping_add(1), Ordering::AcqRel, Ordering::Acquire));
+}
+#[inline(never)]
 fn cg_closed_seawall_op(b: &Breaker, now: u64) {
     seawall_closed(b, now);
 }
@@ -168,6 +174,12 @@ const OPS: &[(&str, &str, Runner)] = &[
         let a = AtomicU64::new(0);
         for _ in 0..n {
             cg_floor_compare_exchange_op(black_box(&a));
+        }
+    }),
+    ("floor", "load_cmpxchg16b", |n| {
+        let a = portable_atomic::AtomicU128::new(0);
+        for _ in 0..n {
+            cg_floor_load_cmpxchg16b_op(black_box(&a));
         }
     }),
     ("closed", "seawall", |n| {

@@ -1,6 +1,7 @@
 //! seawall next to the Rust peers a user would pick instead (breakers,
 //! semaphores, retry budget, rate limiter), one operation at a time on one thread, all in one criterion run, with the physical floor
-//! (`fetch_add`, `compare_exchange`) measured first and again last.
+//! (`fetch_add`, `compare_exchange`, a 128-bit load + `compare_exchange`) measured
+//! first (`fetch_add` again last).
 //!
 //! Before each operation is timed, its allocations per call are counted once,
 //! outside the timed loop (a counting global allocator); a seawall operation
@@ -135,6 +136,20 @@ fn floor(c: &mut Criterion, m: &mut Manifest, group: &'static str) {
                 v.wrapping_add(1),
                 Ordering::AcqRel,
                 Ordering::Relaxed,
+            ));
+        });
+        // What seawall's 128-bit words cost at best: one load and one
+        // `compare_exchange` (`lock cmpxchg16b` on x86-64) on the same line, the
+        // single locked instruction of a closed acquire + success record.
+        let w = portable_atomic::AtomicU128::new(0);
+        m.bench(&mut g, "load_cmpxchg16b", || {
+            let w = black_box(&w);
+            let v = w.load(Ordering::Acquire);
+            let _ = black_box(w.compare_exchange(
+                v,
+                v.wrapping_add(1),
+                Ordering::AcqRel,
+                Ordering::Acquire,
             ));
         });
         m.bench(&mut g, "instant_now", || {

@@ -179,7 +179,6 @@ class CircuitBreaker extends SafeEmitter {
     this._shared = shared;
     this._local = shared === undefined;
     this._permitSlots = permitSlots === undefined ? constants.permitSlots : permitSlots;
-    this._admittedHere = 0;
     const word = breakerStateWord(this._h);
     this._state = (word / STATE_SHIFT) | 0;
     this._epoch = word - this._state * STATE_SHIFT;
@@ -207,12 +206,11 @@ class CircuitBreaker extends SafeEmitter {
     let permit;
     if (this._local && this._state !== OPEN && this._state !== HALF_OPEN && this._state !== FORCED_OPEN) {
       // A local breaker that is closed or disabled admits every call with its
-      // current epoch and changes nothing but its admitted total (the core's
-      // acquire_token), and only this object can change it: its state and epoch
-      // are known here, from the epoch every record returns. So the call skips
-      // the acquire crossing; metrics() adds the skipped admissions back.
+      // current epoch and changes nothing (the core's acquire_token: such a
+      // permit counts as admitted when recorded), and only this object can
+      // change it: its state and epoch are known here, from the epoch every
+      // record returns. So the call skips the acquire crossing.
       permit = this._epoch * SLOTS;
-      this._admittedHere += 1;
     } else {
       permit = breakerAcquire(h);
       if (permit < 0) return this._rejected(permit);
@@ -269,7 +267,6 @@ class CircuitBreaker extends SafeEmitter {
   /** A permit (≥ 0) for one call, or a negative rejection code for `_refusal`. */
   _admit() {
     if (this._local && this._state !== OPEN && this._state !== HALF_OPEN && this._state !== FORCED_OPEN) {
-      this._admittedHere += 1;
       return this._epoch * SLOTS;
     }
     const permit = breakerAcquire(this._h);
@@ -455,7 +452,7 @@ class CircuitBreaker extends SafeEmitter {
       openings: m.openings,
       retryAfterMs: m.retryAfterMs === undefined ? null : m.retryAfterMs,
       totals: {
-        admitted: m.totalAdmitted + this._admittedHere,
+        admitted: m.totalAdmitted,
         rejected: m.totalRejected,
         successes: m.totalSuccesses,
         failures: m.totalFailures,

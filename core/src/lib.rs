@@ -82,4 +82,6 @@ pub use semaphore::{
 };
 #[cfg(feature = "std")]
 pub use semaphore::{BlockingPermit, BlockingSemaphore, WaitError};
+#[doc(hidden)]
+pub use window::Recorded;
 pub use window::{CountWindow, Sample, SlidingWindow, TimeWindow, WindowConfig, WindowCounts};

@@ -14,12 +14,13 @@ fn round_up(n: usize) -> usize {
 
 #[test]
 fn windows() {
-    // head (one padded line) + 2·B words of 16 bytes + buckets (u32, padded to 8) + width (u64)
+    // head (one padded line) + 3·B words of 16 bytes (main, slow, folded) +
+    // buckets and width (two divisors of 8 bytes)
     assert_eq!(
         size_of::<TimeWindow<10>>(),
-        round_up(LINE + 2 * 10 * 16 + 8 + 8)
+        round_up(LINE + 3 * 10 * 16 + 8 + 8)
     );
-    assert_eq!(size_of::<TimeWindow<10>>(), 512);
+    assert_eq!(size_of::<TimeWindow<10>>(), 640);
     // agg (one padded line) + N slots of 8 bytes + size (u32)
     assert_eq!(size_of::<CountWindow<100>>(), round_up(LINE + 100 * 8 + 4));
     assert_eq!(size_of::<CountWindow<100>>(), 1024);
@@ -31,9 +32,9 @@ fn breakers() {
     let fixed = 3 * LINE + size_of::<BreakerConfig>() + 8;
     assert_eq!(
         size_of::<CircuitBreaker<TimeWindow<10>>>(),
-        round_up(fixed + 512)
+        round_up(fixed + 640)
     );
-    assert_eq!(size_of::<CircuitBreaker<TimeWindow<10>>>(), 1152);
+    assert_eq!(size_of::<CircuitBreaker<TimeWindow<10>>>(), 1280);
     assert_eq!(
         size_of::<CircuitBreaker<CountWindow<100>>>(),
         round_up(fixed + 1024)

@@ -343,6 +343,20 @@ impl<const N: usize> PermitTable<N> {
         self.reclaim(pid::alive, abandoned)
     }
 
+    /// Held permits that are not probes (a scan): the core counts them in its
+    /// `admitted` total only once recorded.
+    pub(crate) fn held_non_probes(&self) -> u64 {
+        self.words()
+            .filter(|&(i, w)| {
+                w.state() == PermitState::Held
+                    && !seawall_core::PermitToken {
+                        epoch: self.epoch_of(i),
+                    }
+                    .is_probe()
+            })
+            .count() as u64
+    }
+
     /// Permits held right now, steps in progress included (a scan of the table:
     /// for metrics, not the hot path).
     #[must_use]

@@ -64,7 +64,8 @@ pub fn throttle_agreement(c: &RetryThrottleConfig) -> Agreement {
 // else is atomics.
 unsafe impl Shareable for seawall_core::RetryBudget {
     const FAMILY: &'static str = "retry-budget";
-    const LAYOUT_ID: u32 = 0x0301;
+    // 0x0303: the archive's sums for the head epoch, after the archive.
+    const LAYOUT_ID: u32 = 0x0303;
     const DESCRIPTION: &'static str = "retry budget";
     type Config = RetryBudgetConfig;
     fn agreement(config: &RetryBudgetConfig) -> Agreement {

@@ -151,7 +151,7 @@ fn another_configuration_is_a_mismatch_but_the_jitter_seed_may_differ() {
     };
     let e = SharedRegion::<TimeCell>::open_path(&t.0, &time, &quick()).unwrap_err();
     assert!(
-        matches!(e, RegionError::LayoutMismatch { found: 0x0103, .. }),
+        matches!(e, RegionError::LayoutMismatch { found: 0x0113, .. }),
         "{e}"
     );
 }
@@ -204,7 +204,10 @@ fn layout_version_magic_and_checksum_are_checked_on_attach() {
     patch_u32(&t.0, 12, seawall_host::REGION_LAYOUT_VERSION + 1);
     let e = SharedRegion::<CountCell>::open_path(&t.0, &cfg, &quick()).unwrap_err();
     assert!(matches!(e, RegionError::VersionMismatch(_)), "{e}");
-    let newer = format!("region layout version {}", seawall_host::REGION_LAYOUT_VERSION + 1);
+    let newer = format!(
+        "region layout version {}",
+        seawall_host::REGION_LAYOUT_VERSION + 1
+    );
     assert!(e.to_string().contains(&newer), "{e}");
 
     let t = TempRegion::new("magic");
@@ -324,7 +327,8 @@ fn region_sizes() {
     // breaker: state, clock, totals lines + config 152 + gate 8, then the window
     let fixed = 3 * LINE + 152 + 8;
     let count_window = up(LINE + 1024 * 8 + 4);
-    let time_window = up(LINE + 2 * 128 * 16 + 8 + 8);
+    // main, slow and folded words of 16 bytes per bucket
+    let time_window = up(LINE + 3 * 128 * 16 + 8 + 8);
     let permits = LINE + 4096 * 8 + 4096 * 4;
     let count_region = LINE + up(fixed + count_window) + permits;
     let time_region = LINE + up(fixed + time_window) + permits;

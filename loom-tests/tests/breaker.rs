@@ -32,7 +32,8 @@ fn breaker(half_open_max_calls: u32, success_threshold: u32) -> Breaker {
     .unwrap()
 }
 
-/// Two failures at t = 0: open (epoch 1) until `OPEN`.
+/// Two failures at t = 0: open (epoch 2: half-open epochs are odd, all others
+/// even) until `OPEN`.
 fn trip(b: &Breaker) {
     for _ in 0..2 {
         b.acquire_token(0)
@@ -102,7 +103,7 @@ fn one_half_open_move_per_opening() {
             "open → half_open happened once"
         );
         assert_eq!(m.state, State::HalfOpen);
-        assert_eq!(m.epoch, 2);
+        assert_eq!(m.epoch, 3);
         assert_eq!(admitted, 3);
         assert_eq!(m.half_open_in_flight, 3);
     });
@@ -129,7 +130,7 @@ fn stale_permit_never_changes_state() {
         t2.join().unwrap();
         let m = b.metrics(OPEN + 1);
         assert_eq!(m.state, State::Closed, "the probe's success decided");
-        assert_eq!(m.epoch, 3);
+        assert_eq!(m.epoch, 4);
         assert_eq!(
             m.window.calls, 0,
             "the stale failure is not in the new window"
@@ -144,8 +145,8 @@ fn stale_permit_never_changes_state() {
 fn open_until_belongs_to_its_opening() {
     model(|| {
         let b = Arc::new(breaker(1, 1));
-        trip(&b); // epoch 1: open until OPEN
-        let probe = b.acquire_token(OPEN).unwrap(); // epoch 2
+        trip(&b); // epoch 2: open until OPEN
+        let probe = b.acquire_token(OPEN).unwrap(); // epoch 3
         let reopen_at = OPEN + 10;
         let writer = {
             let b = b.clone();
@@ -157,9 +158,9 @@ fn open_until_belongs_to_its_opening() {
                 let now = reopen_at;
                 let m = b.metrics(now);
                 if m.state == State::Open {
-                    // epoch 3 is the 2nd consecutive opening: 2·OPEN from reopen_at.
-                    assert_eq!(m.epoch, 3);
-                    assert_eq!(m.retry_after_ns, Some(2 * OPEN), "open_until of epoch 3");
+                    // epoch 4 is the 2nd consecutive opening: 2·OPEN from reopen_at.
+                    assert_eq!(m.epoch, 4);
+                    assert_eq!(m.retry_after_ns, Some(2 * OPEN), "open_until of epoch 4");
                 }
             })
         };
@@ -201,7 +202,8 @@ fn every_permit_consumed_once() {
 }
 
 /// Every state change (a reset, a restore) is a new epoch: two at once, from
-/// open at epoch 1, end at epoch 3 with two transitions counted, whichever wins.
+/// open at epoch 2, end at epoch 6 (none of them half-open, so even) with two
+/// transitions counted, whichever wins.
 #[test]
 fn every_state_change_is_a_new_epoch() {
     model(|| {
@@ -219,7 +221,47 @@ fn every_state_change_is_a_new_epoch() {
         reset.join().unwrap();
         restore.join().unwrap();
         let m = b.metrics(0);
-        assert_eq!(m.epoch, 3, "each change took its own epoch");
+        assert_eq!(m.epoch, 6, "each change took its own epoch");
         assert_eq!(m.totals.transitions - before, 2);
+    });
+}
+
+/// `admitted` counts a probe from its acquire on (it holds a slot) and a closed
+/// permit from its record on (a closed acquire writes nothing): with one probe
+/// still out and one recorded at once by another thread, the totals read after
+/// both threads count the probe out exactly once, and every closed outcome.
+#[test]
+fn admitted_counts_probes_in_flight_and_closed_records() {
+    model(|| {
+        let b = Arc::new(breaker(2, 3));
+        let closed = b.acquire_token(0).unwrap();
+        assert_eq!(
+            b.metrics(0).totals.admitted,
+            0,
+            "a closed acquire counts nothing"
+        );
+        trip(&b);
+        // Stale by now: in the totals only, and counted as admitted.
+        b.record_token(closed, Outcome::Success, 0, 0);
+        let hs: Vec<_> = (0..2)
+            .map(|i| {
+                let b = b.clone();
+                thread::spawn(move || {
+                    let p = b.acquire_token(OPEN).unwrap();
+                    if i == 0 {
+                        b.record_token(p, Outcome::Ignored, 0, OPEN);
+                        None
+                    } else {
+                        Some(p)
+                    }
+                })
+            })
+            .collect();
+        let out: Vec<_> = hs.into_iter().filter_map(|h| h.join().unwrap()).collect();
+        let t = b.metrics(OPEN).totals;
+        // 2 failures and 1 stale success, 1 probe ignored, 1 probe out.
+        assert_eq!((t.successes, t.failures, t.ignored), (1, 2, 1));
+        assert_eq!(t.admitted, 5, "closed records and both probes: {t:?}");
+        assert_eq!(out.len(), 1);
     });
 }

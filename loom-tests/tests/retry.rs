@@ -67,6 +67,36 @@ fn budget_rotation_keeps_every_deposit() {
     });
 }
 
+/// The archive's sums are reused only for the head epoch they were counted for:
+/// two deposits in epoch 0 pay for the two withdrawals of epoch 1 (the second
+/// reads the sums counted for epoch 1); by epoch 11 everything has expired, and
+/// two withdrawals racing there (one may count the sums of epoch 11 while the
+/// other reads them) are both refused.
+#[test]
+fn budget_archive_sums_belong_to_their_epoch() {
+    model(|| {
+        let b = Arc::new(budget(0, 100));
+        b.deposit(0);
+        b.deposit(0);
+        assert!(
+            b.try_withdraw(W),
+            "epoch 1: the first of two retries paid for"
+        );
+        assert!(b.try_withdraw(W), "epoch 1: the second");
+        assert!(!b.try_withdraw(W), "epoch 1: no third");
+        let hs: Vec<_> = (0..2)
+            .map(|_| {
+                let b = b.clone();
+                thread::spawn(move || b.try_withdraw(11 * W))
+            })
+            .collect();
+        for h in hs {
+            assert!(!h.join().unwrap(), "epoch 11: every deposit has expired");
+        }
+        assert_eq!(b.snapshot(11 * W).requests, 0);
+    });
+}
+
 /// The throttle applied in one sequential order: final milli-tokens and the two
 /// failures' verdicts.
 fn sequential(order: &[u8], max: u64, ratio: u64) -> (u64, [bool; 2]) {

@@ -147,3 +147,43 @@ fn time_window_straggler_never_replaces_the_current_generation() {
         );
     });
 }
+
+/// A time window's lifetime successes stay exact across a rotation that one
+/// record begins and another finishes: the bucket of epoch 0 (two successes, one
+/// failure) is sealed, folded and replaced by two records of epoch 1 at once,
+/// while a reader sums. Each bucket is folded once: in the end every kept
+/// success counts once, and the reader never sees more than were kept, nor
+/// fewer than were kept before it started.
+#[test]
+fn time_window_rotation_folds_each_bucket_once() {
+    model(|| {
+        let w = Arc::new(TimeWindow::<1>::with_buckets(1, W).unwrap());
+        for s in [OK, FAIL, OK] {
+            let r = w.record_gen(0, s, 0, 0, || true).expect(HONEST);
+            assert_eq!(r.kept, !s.failure, "a success into a live bucket is kept");
+        }
+        let hs: Vec<_> = (0..2)
+            .map(|_| {
+                let w = w.clone();
+                thread::spawn(move || w.record_gen(0, OK, W, 0, || true).expect(HONEST).kept)
+            })
+            .collect();
+        let reader = {
+            let w = w.clone();
+            thread::spawn(move || w.successes())
+        };
+        for h in hs {
+            assert!(h.join().unwrap(), "a success of the new epoch is kept");
+        }
+        let seen = reader.join().unwrap();
+        assert!(
+            (2..=4).contains(&seen),
+            "a reader saw {seen} successes of 2 to 4"
+        );
+        assert_eq!(
+            w.successes(),
+            4,
+            "two of epoch 0, two of epoch 1, each once"
+        );
+    });
+}

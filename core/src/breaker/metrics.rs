@@ -6,10 +6,20 @@ use crate::sync::{AtomicU64, Ordering};
 use crate::window::WindowCounts;
 
 /// Lifetime counters, each its own atomic (relaxed: they are statistics, not
-/// synchronisation).
+/// synchronisation; the two probe counters order their reads, see `read`).
+///
+/// `admitted` is not a counter: a closed acquire writes nothing, so its permit is
+/// counted when its outcome is. Only half-open probes are counted when admitted
+/// (`probes_admitted`), since the probe slot is taken then, and their records in
+/// `probes_recorded` (a probe's epoch is odd, see `state::next_epoch`); so
+/// `admitted = successes + failures + ignored + probes_admitted − probes_recorded`,
+/// exact whenever no record is half-way, and growing by one per closed record or
+/// probe admission. Likewise a success the window keeps is counted there only
+/// (`SlidingWindow::successes`, folded as buckets rotate out): `successes` here
+/// holds the others (stale, disabled, probes, dropped by the window, count windows).
 #[repr(C)]
 pub(crate) struct Totals {
-    pub(crate) admitted: AtomicU64,
+    pub(crate) probes_admitted: AtomicU64,
     pub(crate) rejected: AtomicU64,
     pub(crate) successes: AtomicU64,
     pub(crate) failures: AtomicU64,
@@ -17,12 +27,13 @@ pub(crate) struct Totals {
     pub(crate) ignored: AtomicU64,
     pub(crate) stale: AtomicU64,
     pub(crate) transitions: AtomicU64,
+    pub(crate) probes_recorded: AtomicU64,
 }
 
 impl Totals {
     pub(crate) fn new() -> Self {
         Self {
-            admitted: AtomicU64::new(0),
+            probes_admitted: AtomicU64::new(0),
             rejected: AtomicU64::new(0),
             successes: AtomicU64::new(0),
             failures: AtomicU64::new(0),
@@ -30,6 +41,7 @@ impl Totals {
             ignored: AtomicU64::new(0),
             stale: AtomicU64::new(0),
             transitions: AtomicU64::new(0),
+            probes_recorded: AtomicU64::new(0),
         }
     }
 
@@ -37,15 +49,34 @@ impl Totals {
         counter.fetch_add(1, Ordering::Relaxed);
     }
 
-    pub(crate) fn read(&self) -> BreakerTotals {
+    /// A bump of a probe counter, ordered with the other counters' (see `read`).
+    pub(crate) fn bump_ordered(counter: &AtomicU64) {
+        counter.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// The totals, the successes the window keeps (`kept`) added in.
+    pub(crate) fn read(&self, kept: u64) -> BreakerTotals {
         let r = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        // Probe records first, admissions last (acquire): every probe record read
+        // was admitted before it, so the difference is never negative for honest
+        // writers.
+        let probes_recorded = self.probes_recorded.load(Ordering::Acquire);
+        let successes = r(&self.successes).wrapping_add(kept);
+        let failures = r(&self.failures);
+        let ignored = r(&self.ignored);
+        let probes_admitted = self.probes_admitted.load(Ordering::Acquire);
+        // Wrapping and saturating: a corrupted region may hold anything.
+        let probes_out = probes_admitted.saturating_sub(probes_recorded);
         BreakerTotals {
-            admitted: r(&self.admitted),
+            admitted: successes
+                .wrapping_add(failures)
+                .wrapping_add(ignored)
+                .wrapping_add(probes_out),
             rejected: r(&self.rejected),
-            successes: r(&self.successes),
-            failures: r(&self.failures),
+            successes,
+            failures,
             slow: r(&self.slow),
-            ignored: r(&self.ignored),
+            ignored,
             stale: r(&self.stale),
             transitions: r(&self.transitions),
         }
@@ -56,7 +87,10 @@ impl Totals {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub struct BreakerTotals {
-    /// Permits handed out.
+    /// Permits handed out: a half-open probe from its acquire on, any other permit
+    /// once its outcome is recorded (a closed or disabled acquire writes nothing;
+    /// the host's permit table counts those in flight). Always
+    /// `successes + failures + ignored` plus the probes in flight.
     pub admitted: u64,
     /// Acquires refused (open, forced open, half-open full).
     pub rejected: u64,

@@ -19,7 +19,7 @@ pub use state::{MAX_CONSECUTIVE_FAILURES, MAX_HALF_OPEN_CALLS, MAX_OPENINGS, Sta
 use crossbeam_utils::CachePadded;
 
 use self::metrics::Totals;
-use self::state::{Word, next_epoch};
+use self::state::{Word, is_probe_epoch, next_epoch};
 use crate::corrupt::{Corrupt, MAX_RETRIES};
 use crate::error::ConfigError;
 use crate::mix::{mix64, pick};
@@ -46,7 +46,7 @@ pub struct Rejected {
 /// Every method takes the caller's monotonic `now` in nanoseconds where time
 /// matters; the breaker never reads a clock.
 ///
-/// `size_of::<CircuitBreaker<TimeWindow<10>>>()` is 1 152 bytes and
+/// `size_of::<CircuitBreaker<TimeWindow<10>>>()` is 1 280 bytes and
 /// `size_of::<CircuitBreaker<CountWindow<100>>>()` is 1 664 bytes on x86-64 (the hot
 /// words sit on separate 128-byte lines so readers of the state are not slowed by
 /// writers of the counters); `tests/sizes.rs` pins these figures.
@@ -122,7 +122,10 @@ impl<W: SlidingWindow> CircuitBreaker<W> {
         let mut w = self.load();
         for _ in 0..MAX_RETRIES {
             let step = match w.state() {
-                State::Closed | State::Disabled => return Ok(Ok(self.admit(w.epoch()))),
+                // Loads only: a closed or disabled permit is counted when recorded.
+                State::Closed | State::Disabled => {
+                    return Ok(Ok(PermitToken { epoch: w.epoch() }));
+                }
                 State::ForcedOpen => return Ok(Err(self.reject(State::ForcedOpen, None))),
                 State::Open => self.acquire_open(w, now),
                 State::HalfOpen => self.acquire_half_open(w, now),
@@ -143,19 +146,19 @@ impl<W: SlidingWindow> CircuitBreaker<W> {
         if now < until {
             return Step::Done(Err(self.reject(State::Open, Some(until - now))));
         }
-        let next = Word::half_open(next_epoch(w.epoch()), w.k(), 1, now);
+        let next = Word::half_open(next_epoch(w.epoch(), true), w.k(), 1, now);
         #[cfg(seawall_mutant = "double_half_open")]
         {
             // Mutant: a blind store lets two callers both "win" the move.
             self.state.store(next.0, Ordering::Release);
             self.bump_transitions();
-            return Step::Done(Ok(self.admit(next.epoch())));
+            return Step::Done(Ok(self.admit_probe(next.epoch())));
         }
         #[cfg(not(seawall_mutant = "double_half_open"))]
         match self.cas(w, next) {
             Ok(()) => {
                 self.bump_transitions();
-                Step::Done(Ok(self.admit(next.epoch())))
+                Step::Done(Ok(self.admit_probe(next.epoch())))
             }
             Err(cur) => Step::Retry(cur),
         }
@@ -186,11 +189,11 @@ impl<W: SlidingWindow> CircuitBreaker<W> {
         {
             // Mutant: check-then-store loses a concurrent probe's increment.
             self.state.store(next.0, Ordering::Release);
-            return Step::Done(Ok(self.admit(w.epoch())));
+            return Step::Done(Ok(self.admit_probe(w.epoch())));
         }
         #[cfg(not(seawall_mutant = "probe_limit"))]
         match self.cas(w, next) {
-            Ok(()) => Step::Done(Ok(self.admit(w.epoch()))),
+            Ok(()) => Step::Done(Ok(self.admit_probe(w.epoch()))),
             Err(cur) => Step::Retry(cur),
         }
     }
@@ -208,8 +211,11 @@ impl<W: SlidingWindow> CircuitBreaker<W> {
     /// [`record_token`](Self::record_token) for a breaker in memory others may
     /// write (a shared region): [`Corrupt`] when the window or the state word
     /// holds what this code never writes, or kept changing under
-    /// [`MAX_RETRIES`] passes. The totals have counted the outcome by then; the
-    /// window and the state may or may not have.
+    /// [`MAX_RETRIES`] passes. The totals have counted a failure or ignored
+    /// outcome by then, a success at most once; the window and the state may or
+    /// may not have.
+    // Inline: with the window's record, this is the whole success path.
+    #[inline]
     pub fn record_token_checked(
         &self,
         token: PermitToken,
@@ -222,39 +228,55 @@ impl<W: SlidingWindow> CircuitBreaker<W> {
                 .config
                 .slow_call_duration_ns
                 .is_some_and(|d| duration_ns > d);
-        Totals::bump(match outcome {
-            Outcome::Success => &self.totals.successes,
-            Outcome::Failure => &self.totals.failures,
-            Outcome::Ignored => &self.totals.ignored,
-        });
+        if is_probe_epoch(token.epoch) {
+            // Before the outcome: a process killed between the two leaves the
+            // probe neither in flight nor recorded, so the totals still add up
+            // (after it, the probe would count as in flight and recorded).
+            Totals::bump_ordered(&self.totals.probes_recorded);
+        }
+        match outcome {
+            // Counted below: by the window that keeps it, else by the totals.
+            Outcome::Success => {}
+            Outcome::Failure => Totals::bump(&self.totals.failures),
+            Outcome::Ignored => Totals::bump(&self.totals.ignored),
+        }
         if slow {
             Totals::bump(&self.totals.slow);
         }
         let w = self.load();
-        #[cfg(not(seawall_mutant = "stale_permit"))]
-        if w.epoch() != token.epoch {
-            Totals::bump(&self.totals.stale);
-            return Ok(());
+        let kept = 'kept: {
+            #[cfg(not(seawall_mutant = "stale_permit"))]
+            if w.epoch() != token.epoch {
+                Totals::bump(&self.totals.stale);
+                break 'kept Ok(false);
+            }
+            match w.state() {
+                State::Closed => self.record_closed(token.epoch, outcome, slow, now),
+                State::HalfOpen => self.record_probe(w.epoch(), outcome, now).map(|()| false),
+                // Disabled counts in totals only; open and forced-open admit no one.
+                State::Disabled | State::Open | State::ForcedOpen => Ok(false),
+            }
+        };
+        // On `Corrupt` the window may have kept the success: counted at most once.
+        if outcome == Outcome::Success && kept == Ok(false) {
+            Totals::bump(&self.totals.successes);
         }
-        match w.state() {
-            State::Closed => self.record_closed(token.epoch, outcome, slow, now),
-            State::HalfOpen => self.record_probe(w.epoch(), outcome, now),
-            // Disabled counts in totals only; open and forced-open admit no one.
-            State::Disabled | State::Open | State::ForcedOpen => Ok(()),
-        }
+        kept.map(|_| ())
     }
 
     /// Closed: count the outcome in the window of this epoch, then open if a rule
-    /// says so. Ignored outcomes count nowhere and decide nothing.
+    /// says so. Ignored outcomes count nowhere and decide nothing. Whether the
+    /// window keeps the success in its lifetime total.
+    #[inline]
     fn record_closed(
         &self,
         epoch: u32,
         outcome: Outcome,
         slow: bool,
         now: u64,
-    ) -> Result<(), Corrupt> {
+    ) -> Result<bool, Corrupt> {
         let failure = match outcome {
-            Outcome::Ignored => return Ok(()),
+            Outcome::Ignored => return Ok(false),
             Outcome::Success => false,
             Outcome::Failure => true,
         };
@@ -265,16 +287,16 @@ impl<W: SlidingWindow> CircuitBreaker<W> {
             let w = self.load();
             w.state() == State::Closed && w.epoch() == epoch
         };
-        let counts = self
+        let recorded = self
             .window
             .record_gen(epoch, sample, now, self.gate, is_current)?;
         if self.config.consecutive_failures.is_some() {
             self.track_run(epoch, failure, now)?;
         }
-        if counts.is_some_and(|c| self.rate_trips(&c)) {
+        if recorded.counts.is_some_and(|c| self.rate_trips(&c)) {
             self.trip_closed(epoch, now)?;
         }
-        Ok(())
+        Ok(recorded.kept)
     }
 
     /// The rate rule of DESIGN §3.1, compared exactly.
@@ -368,7 +390,7 @@ impl<W: SlidingWindow> CircuitBreaker<W> {
                 Outcome::Success => {
                     let s = w.successes() + 1;
                     if s >= self.config.half_open_success_threshold {
-                        Word::closed(next_epoch(epoch))
+                        Word::closed(next_epoch(epoch, false))
                     } else {
                         w.with_probe_counts(probes, s)
                     }
@@ -400,13 +422,13 @@ impl<W: SlidingWindow> CircuitBreaker<W> {
 
     /// The open word that follows closed word `w`: first opening (k = 1).
     fn first_opening(&self, w: Word, now: u64) -> Word {
-        self.opening(next_epoch(w.epoch()), 1, now)
+        self.opening(next_epoch(w.epoch(), false), 1, now)
     }
 
     /// The open word that follows half-open word `w`: one more consecutive opening.
     fn reopen(&self, w: Word, now: u64) -> Word {
         let k = (w.k() + 1).min(MAX_OPENINGS);
-        self.opening(next_epoch(w.epoch()), k, now)
+        self.opening(next_epoch(w.epoch(), false), k, now)
     }
 
     fn opening(&self, epoch: u32, k: u32, now: u64) -> Word {
@@ -456,7 +478,7 @@ impl<W: SlidingWindow> CircuitBreaker<W> {
                 let max_wait = self.config.half_open_max_wait_ns?;
                 (now.saturating_sub(w.time()) >= max_wait).then(|| {
                     let k = (w.k() + 1).min(MAX_OPENINGS);
-                    self.open_duration(k, next_epoch(w.epoch()))
+                    self.open_duration(k, next_epoch(w.epoch(), false))
                 })
             }
             _ => None,
@@ -550,13 +572,13 @@ impl<W: SlidingWindow> CircuitBreaker<W> {
             // Mutant: a blind store lets two changes take the same epoch.
             let _ = &mut w;
             self.state
-                .store(next(next_epoch(w.epoch())).0, Ordering::Release);
+                .store(next(next_epoch(w.epoch(), false)).0, Ordering::Release);
             self.bump_transitions();
             return Ok(());
         }
         #[cfg(not(seawall_mutant = "state_change_blind"))]
         for _ in 0..MAX_RETRIES {
-            match self.cas(w, next(next_epoch(w.epoch()))) {
+            match self.cas(w, next(next_epoch(w.epoch(), false))) {
                 Ok(()) => {
                     self.bump_transitions();
                     return Ok(());
@@ -600,12 +622,16 @@ impl<W: SlidingWindow> CircuitBreaker<W> {
             },
             openings: w.k(),
             retry_after_ns: self.retry_after_of(w, now),
-            totals: self.totals.read(),
+            totals: self.totals.read(self.window.successes()),
         }
     }
 
-    fn admit(&self, epoch: u32) -> PermitToken {
-        Totals::bump(&self.totals.admitted);
+    /// A half-open probe: counted now, since its slot is taken now (a closed or
+    /// disabled permit is counted when recorded, so a closed acquire writes nothing).
+    fn admit_probe(&self, epoch: u32) -> PermitToken {
+        // Mutant `probe_uncounted`: the probe is missing from `admitted` while out.
+        #[cfg(not(seawall_mutant = "probe_uncounted"))]
+        Totals::bump_ordered(&self.totals.probes_admitted);
         PermitToken { epoch }
     }
 

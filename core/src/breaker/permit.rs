@@ -16,6 +16,16 @@ pub struct PermitToken {
     pub epoch: u32,
 }
 
+impl PermitToken {
+    /// Whether this permit was admitted in half-open (a probe: its epoch is odd,
+    /// every other state's even). A probe is in the `admitted` total from its
+    /// acquire on, any other permit from its record on.
+    #[must_use]
+    pub const fn is_probe(self) -> bool {
+        super::state::is_probe_epoch(self.epoch)
+    }
+}
+
 /// A circuit-breaker permit. Record its outcome with [`Permit::record`] (or the
 /// shorthands); dropping it unrecorded counts as [`Outcome::Ignored`], so a
 /// half-open probe slot is never lost to a panic or an early return.

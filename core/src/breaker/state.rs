@@ -65,9 +65,23 @@ const B_SHIFT: u32 = 42;
 const K_SHIFT: u32 = 53;
 const F11: u64 = (1 << 11) - 1;
 
-/// The next epoch after `e`.
-pub(crate) const fn next_epoch(e: u32) -> u32 {
-    e.wrapping_add(1) & EPOCH_MASK
+/// The next epoch after `e` for a state that is (`half_open`) or is not
+/// half-open. Half-open epochs are odd and all others even, one number skipped
+/// when needed (2²⁸ is even, so wrapping keeps the parity): a record can then tell
+/// from its permit alone whether it was a probe, counted when admitted, or a
+/// closed or disabled permit, counted when recorded (see `metrics::Totals`).
+pub(crate) const fn next_epoch(e: u32, half_open: bool) -> u32 {
+    let n = e.wrapping_add(1) & EPOCH_MASK;
+    if is_probe_epoch(n) == half_open {
+        n
+    } else {
+        n.wrapping_add(1) & EPOCH_MASK
+    }
+}
+
+/// Whether a permit of epoch `e` was admitted in half-open (a probe).
+pub(crate) const fn is_probe_epoch(e: u32) -> bool {
+    e & 1 == 1
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

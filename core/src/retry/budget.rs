@@ -23,6 +23,11 @@
 //!   `e−9 ..= e−1` can change (they were final before `head` left them), which is
 //!   why a balance read from `head` plus the archive is exact when the CAS on
 //!   `head` succeeds.
+//! * For the same reason the archive's sums for head epoch `e` are the same for
+//!   every withdrawal while `head` holds `e`: the first one stores them in
+//!   `archived`, tagged `e`, and the others read one word instead of ten. A sum
+//!   computed from a `head` value that has since moved on may be wrong, but it is
+//!   only ever used with that old value, whose CAS then fails.
 
 use crossbeam_utils::CachePadded;
 
@@ -37,6 +42,8 @@ use crate::time::secs;
 pub const BUDGET_BUCKETS: usize = 10;
 
 const EPOCH_MASK: u64 = (1 << 48) - 1;
+/// Low half of the `archived` word: its sums are those of the epoch beside it.
+const ARCHIVED: u64 = 1 << 63;
 
 /// Retry budget configuration (DESIGN §4, Finagle `RetryBudget`).
 #[repr(C)]
@@ -149,13 +156,17 @@ impl RetryBudgetSnapshot {
 /// clock that steps back counts as no time passed.
 ///
 /// `size_of::<RetryBudget>()` is 384 bytes on x86-64: the head word on its own
-/// 128-byte line, 10 archive words of 16 bytes, 24 bytes of configuration, the bucket
-/// width with its precomputed reciprocal (16 bytes) and the reserve (8 bytes), rounded
-/// to the 128-byte alignment.
+/// 128-byte line, 10 archive words of 16 bytes and the archive's sums (16 bytes),
+/// 24 bytes of configuration, the bucket width with its precomputed reciprocal
+/// (16 bytes) and the reserve (8 bytes), rounded to the 128-byte alignment.
 #[repr(C)]
 pub struct RetryBudget {
     head: CachePadded<AtomicU128>,
     archive: [AtomicU128; BUDGET_BUCKETS],
+    /// The archive's live requests and retries for one head epoch (see the
+    /// module docs): epoch | `ARCHIVED` in the low half, the two sums (32 bits
+    /// each) in the high half.
+    archived: AtomicU128,
     config: RetryBudgetConfig,
     width: Divisor,
     reserve_ppm: u64,
@@ -170,6 +181,7 @@ impl RetryBudget {
         Ok(Self {
             head: CachePadded::new(AtomicU128::new(0)),
             archive: core::array::from_fn(|_| AtomicU128::new(0)),
+            archived: AtomicU128::new(0),
             config,
             width: Divisor::new(config.ttl_ns / BUDGET_BUCKETS as u64),
             reserve_ppm: u64::try_from(reserve).unwrap_or(u64::MAX),
@@ -403,8 +415,42 @@ impl RetryBudget {
     /// Balance in ppm of a retry once the head snapshot `cur` has moved to `base`
     /// (`cur` itself, or an empty bucket of a newer epoch).
     fn balance(&self, cur: Bucket, base: Bucket) -> i128 {
-        let (requests, retries) = self.live_counts(cur, base.epoch);
+        let (requests, retries) = if base.epoch == cur.epoch {
+            let (r, t) = self.archived_counts(cur.epoch);
+            (r + u64::from(cur.requests), t + u64::from(cur.retries))
+        } else {
+            self.live_counts(cur, base.epoch)
+        };
         self.ppm_balance(requests, retries)
+    }
+
+    /// The archive's live requests and retries for head epoch `epoch`: from the
+    /// `archived` word when it holds them, else counted (and stored there).
+    fn archived_counts(&self, epoch: u64) -> (u64, u64) {
+        let c = self.archived.load(Ordering::Acquire);
+        let hi = (c >> 64) as u64;
+        #[cfg(not(seawall_mutant = "budget_archived_any_epoch"))]
+        let tagged = c as u64 == epoch | ARCHIVED;
+        // Mutant: sums of whatever epoch they were counted for.
+        #[cfg(seawall_mutant = "budget_archived_any_epoch")]
+        let tagged = c as u64 & ARCHIVED != 0;
+        if tagged {
+            return (hi & 0xFFFF_FFFF, hi >> 32);
+        }
+        let empty = Bucket {
+            epoch,
+            requests: 0,
+            retries: 0,
+        };
+        let (r, t) = self.live_counts(empty, epoch);
+        if let (Ok(r32), Ok(t32)) = (u32::try_from(r), u32::try_from(t)) {
+            // A plain store: every value stored for an epoch is its sums (or
+            // never used, see the module docs), so a race only costs a recount.
+            let word = u128::from(epoch | ARCHIVED)
+                | (u128::from(u64::from(r32) | (u64::from(t32) << 32)) << 64);
+            self.archived.store(word, Ordering::Release);
+        }
+        (r, t)
     }
 
     fn ppm_balance(&self, requests: u64, retries: u64) -> i128 {

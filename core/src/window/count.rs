@@ -23,7 +23,7 @@
 
 use crossbeam_utils::CachePadded;
 
-use super::{Sample, SlidingWindow, WindowConfig, WindowCounts};
+use super::{Recorded, Sample, SlidingWindow, WindowConfig, WindowCounts};
 use crate::corrupt::{Corrupt, MAX_RETRIES};
 use crate::error::{ConfigError, Field, Problem};
 use crate::sync::{AtomicU64, AtomicU128, Ordering};
@@ -230,6 +230,44 @@ impl<const N: usize> SlidingWindow for CountWindow<N> {
         _now: u64,
         _gate: u64,
         is_current: impl Fn() -> bool,
+    ) -> Result<Recorded, Corrupt> {
+        // The breaker counts this window's successes itself.
+        self.record_counts(generation, sample, is_current)
+            .map(|counts| Recorded {
+                counts,
+                kept: false,
+            })
+    }
+
+    fn successes(&self) -> u64 {
+        0
+    }
+
+    fn counts_gen(&self, generation: u32, _now: u64) -> WindowCounts {
+        let a = Agg::unpack(self.agg.load(Ordering::Acquire));
+        if a.generation == generation & GEN_MASK as u32 {
+            a.window_counts()
+        } else {
+            WindowCounts::default()
+        }
+    }
+
+    fn latest_gen(&self) -> Option<u32> {
+        Some(Agg::unpack(self.agg.load(Ordering::Acquire)).generation)
+    }
+
+    fn gate(&self, minimum_calls: u64) -> u64 {
+        minimum_calls.min(u64::from(self.size))
+    }
+}
+
+impl<const N: usize> CountWindow<N> {
+    /// The record of [`SlidingWindow::record_gen`]: the counts to evaluate.
+    fn record_counts(
+        &self,
+        generation: u32,
+        sample: Sample,
+        is_current: impl Fn() -> bool,
     ) -> Result<Option<WindowCounts>, Corrupt> {
         // Invariant of this loop: `agg` only moves forward by committing the claim in
         // slot `agg.idx` for position `agg.tick`, or to another generation when the
@@ -333,23 +371,6 @@ impl<const N: usize> SlidingWindow for CountWindow<N> {
         let a = Agg::unpack(self.agg.load(Ordering::Acquire));
         Ok((a.generation == generation).then(|| a.window_counts()))
     }
-
-    fn counts_gen(&self, generation: u32, _now: u64) -> WindowCounts {
-        let a = Agg::unpack(self.agg.load(Ordering::Acquire));
-        if a.generation == generation & GEN_MASK as u32 {
-            a.window_counts()
-        } else {
-            WindowCounts::default()
-        }
-    }
-
-    fn latest_gen(&self) -> Option<u32> {
-        Some(Agg::unpack(self.agg.load(Ordering::Acquire)).generation)
-    }
-
-    fn gate(&self, minimum_calls: u64) -> u64 {
-        minimum_calls.min(u64::from(self.size))
-    }
 }
 
 #[cfg(all(test, not(loom)))]
@@ -365,7 +386,7 @@ mod tests {
 
     /// Record `FAIL` on another thread; what it returned, or `None` when it was
     /// still running after a second.
-    fn record_within_a_second(w: CountWindow<8>) -> Option<Result<Option<WindowCounts>, Corrupt>> {
+    fn record_within_a_second(w: CountWindow<8>) -> Option<Result<Recorded, Corrupt>> {
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
             let _ = tx.send(w.record_gen(0, FAIL, 0, 0, || true));

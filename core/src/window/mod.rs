@@ -71,6 +71,19 @@ pub struct WindowCounts {
     pub slow_failures: u64,
 }
 
+/// What a record did: the counts to evaluate, and who counts its success.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Recorded {
+    /// The window's counts when the outcome may have raised a rate or crossed
+    /// the gate (the caller must evaluate), else `None`.
+    pub counts: Option<WindowCounts>,
+    /// The window keeps this success in [`SlidingWindow::successes`]; otherwise
+    /// (a failure, a dropped record, a window that keeps none) the caller counts
+    /// successes itself.
+    pub kept: bool,
+}
+
 /// A sliding window the circuit breaker can count in. Implemented by
 /// [`CountWindow`] and [`TimeWindow`]; sealed.
 pub trait SlidingWindow: sealed::Sealed + Sized {
@@ -88,7 +101,8 @@ pub trait SlidingWindow: sealed::Sealed + Sized {
     /// Returns the window's counts when the outcome may have raised a failure or
     /// slow-call rate, or crossed `gate` calls (so the caller must evaluate), and
     /// `None` when it cannot have (a plain success into a live, already-busy
-    /// bucket) or when the record was dropped as stale. [`Corrupt`] when the
+    /// bucket) or when the record was dropped as stale; and whether the window
+    /// keeps the success in [`successes`](Self::successes). [`Corrupt`] when the
     /// window's memory holds what this code never writes (a corrupted shared
     /// region): then the outcome may or may not have been counted.
     #[doc(hidden)]
@@ -99,7 +113,12 @@ pub trait SlidingWindow: sealed::Sealed + Sized {
         now: u64,
         gate: u64,
         is_current: impl Fn() -> bool,
-    ) -> Result<Option<WindowCounts>, Corrupt>;
+    ) -> Result<Recorded, Corrupt>;
+
+    /// Lifetime successes the window kept (see [`Recorded::kept`]), exact
+    /// whenever no record is half-way. Reading changes nothing.
+    #[doc(hidden)]
+    fn successes(&self) -> u64;
 
     /// The counts of `generation` as of `now` (ns). Reading changes nothing.
     #[doc(hidden)]

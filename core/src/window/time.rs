@@ -14,10 +14,21 @@
 //!
 //! The window is the current bucket plus the `buckets − 1` before it: a slot whose
 //! tag lies outside that span counts zero, however long ago it was written.
+//!
+//! # Lifetime successes
+//! The breaker's lifetime success total is kept here, off the hot path: a success
+//! is the `calls − failures` of the main bucket it landed in until that bucket is
+//! rotated out, then part of the slot's `folded` word. A rotation takes three
+//! steps, each one a CAS that anyone who finds it half-done finishes: *seal* the
+//! old bucket (no record adds to a sealed bucket, so its counts are final),
+//! *fold* its successes into `folded` (which names the last bucket it took, so a
+//! bucket is folded once however many finish the step), *replace* it. A process
+//! killed between two steps leaves a sealed bucket that readers count where it
+//! is (or in `folded`, which tells) and the next record to the slot finishes.
 
 use crossbeam_utils::CachePadded;
 
-use super::{Sample, SlidingWindow, WindowConfig, WindowCounts};
+use super::{Recorded, Sample, SlidingWindow, WindowConfig, WindowCounts};
 use crate::corrupt::{Corrupt, MAX_RETRIES};
 use crate::div::Divisor;
 use crate::error::{ConfigError, Field, Problem};
@@ -28,13 +39,23 @@ const EPOCH_MASK: u64 = (1 << EPOCH_BITS) - 1;
 const GEN_MASK: u32 = (1 << 28) - 1;
 const COUNT_BITS: u32 = 26;
 const COUNT_MASK: u64 = (1 << COUNT_BITS) - 1;
+const FAIL_BITS: u32 = 25;
+const FAIL_MASK: u64 = (1 << FAIL_BITS) - 1;
+/// High half of a main bucket: rotation has begun, its counts are final.
+const SEALED: u64 = 1 << (COUNT_BITS + FAIL_BITS);
+/// High half: where the generation's upper 12 bits sit, in buckets and `folded`.
+const GEN_HI_SHIFT: u32 = 52;
+/// High half of a `folded` word: the successes (51 bits) and whether a bucket
+/// was ever folded (the tag beside it is then that bucket's).
+const SUM_MASK: u64 = (1 << 51) - 1;
+const FOLDED: u64 = 1 << 51;
 /// Outcomes one bucket can count; further outcomes in the same bucket count in the
-/// breaker's totals only (67 million per bucket width).
-pub const MAX_BUCKET_CALLS: u32 = (1 << COUNT_BITS) - 1;
+/// breaker's totals only (33 million per bucket width).
+pub const MAX_BUCKET_CALLS: u32 = (1 << FAIL_BITS) - 1;
 
 /// Time-based window of up to `B` buckets; the configured bucket count may be smaller.
 ///
-/// `size_of::<TimeWindow<B>>()` is `32·B` bytes of buckets, one cache line (128 bytes
+/// `size_of::<TimeWindow<B>>()` is `48·B` bytes of buckets and folded successes, one cache line (128 bytes
 /// on x86-64 and aarch64) for the epoch high-water mark, and 32 bytes of
 /// configuration (bucket count and width with their precomputed reciprocals),
 /// rounded to the cache-line alignment.
@@ -43,6 +64,9 @@ pub struct TimeWindow<const B: usize> {
     head: CachePadded<AtomicU64>,
     main: [AtomicU128; B],
     slow: [AtomicU128; B],
+    /// Per main slot: the successes of the buckets it held before, and the tag of
+    /// the last one folded (see the module docs).
+    folded: [AtomicU128; B],
     buckets: Divisor,
     width: Divisor,
 }
@@ -56,19 +80,22 @@ struct Bucket {
     n: u32,
     /// failures (main array) or slow failures (slow array)
     fails: u32,
+    /// Being rotated out (main array only): nothing is added any more.
+    sealed: bool,
 }
 
 impl Bucket {
     // low 64 bits: generation bits 0–15 | epoch (48); high 64 bits: n (26) |
-    // fails (26) | generation bits 16–27 (12).
+    // fails (25) | sealed (1) | generation bits 16–27 (12).
     fn unpack(v: u128) -> Self {
         let tag = v as u64;
         let hi = (v >> 64) as u64;
         Self {
-            generation: ((tag >> EPOCH_BITS) as u32) | (((hi >> (2 * COUNT_BITS)) as u32) << 16),
+            generation: ((tag >> EPOCH_BITS) as u32) | (((hi >> GEN_HI_SHIFT) as u32) << 16),
             epoch: tag & EPOCH_MASK,
             n: (hi & COUNT_MASK) as u32,
-            fails: ((hi >> COUNT_BITS) & COUNT_MASK) as u32,
+            fails: ((hi >> COUNT_BITS) & FAIL_MASK) as u32,
+            sealed: hi & SEALED != 0,
         }
     }
 
@@ -76,10 +103,32 @@ impl Bucket {
         let g = u64::from(self.generation & GEN_MASK);
         let tag = ((g & 0xFFFF) << EPOCH_BITS) | self.epoch;
         let hi = (u64::from(self.n) & COUNT_MASK)
-            | ((u64::from(self.fails) & COUNT_MASK) << COUNT_BITS)
-            | ((g >> 16) << (2 * COUNT_BITS));
+            | ((u64::from(self.fails) & FAIL_MASK) << COUNT_BITS)
+            | if self.sealed { SEALED } else { 0 }
+            | ((g >> 16) << GEN_HI_SHIFT);
         u128::from(tag) | (u128::from(hi) << 64)
     }
+
+    /// Successes counted in a main bucket (saturating: a corrupted word may
+    /// claim more failures than calls).
+    fn successes(self) -> u64 {
+        u64::from(self.n.saturating_sub(self.fails))
+    }
+}
+
+/// The (generation, epoch) tag of a bucket or `folded` word, for comparing.
+fn tag_of(v: u128) -> (u64, u64) {
+    (v as u64, ((v >> 64) as u64) >> GEN_HI_SHIFT)
+}
+
+/// The successes a `folded` word holds.
+fn folded_sum(f: u128) -> u64 {
+    ((f >> 64) as u64) & SUM_MASK
+}
+
+/// Whether `folded` word `f` has taken the bucket `raw` already.
+fn has_folded(f: u128, raw: u128) -> bool {
+    ((f >> 64) as u64) & FOLDED != 0 && tag_of(f) == tag_of(raw)
 }
 
 /// Result of adding one outcome to a slot.
@@ -118,6 +167,7 @@ impl<const B: usize> TimeWindow<B> {
             head: CachePadded::new(AtomicU64::new(0)),
             main: core::array::from_fn(|_| AtomicU128::new(0)),
             slow: core::array::from_fn(|_| AtomicU128::new(0)),
+            folded: core::array::from_fn(|_| AtomicU128::new(0)),
             buckets: Divisor::new(u64::from(buckets)),
             width: Divisor::new(bucket_width_ns),
         })
@@ -140,9 +190,14 @@ impl<const B: usize> TimeWindow<B> {
         raise_to(&self.head, self.width.div(now))
     }
 
-    /// Add one outcome to slot `cell` for tag (`generation`, `epoch`).
+    /// Add one outcome to slot `cell` for tag (`generation`, `epoch`); `folded`
+    /// is the slot's folded word for the main array (its buckets are sealed and
+    /// folded when rotated out), `None` for the slow array (replaced directly).
+    // Inline: the record of a success is this CAS and little else.
+    #[inline]
     fn bump(
         cell: &AtomicU128,
+        folded: Option<&AtomicU128>,
         generation: u32,
         epoch: u64,
         fail: bool,
@@ -150,10 +205,53 @@ impl<const B: usize> TimeWindow<B> {
     ) -> Bump {
         // Invariant: a slot's tag only moves to a later epoch of its generation, or
         // to another generation by a record confirmed current after the slot was
-        // read; the counts of a tag only grow. So a CAS from the value just read adds
-        // to exactly the bucket that was checked, or replaces exactly the stale bucket
-        // that was seen. A CAS fails only when another record changed the slot,
-        // so only a corrupted or hostile writer reaches the bound.
+        // read; the counts of a tag only grow, and not at all once sealed. So a CAS
+        // from the value just read adds to exactly the bucket that was checked, or
+        // seals or replaces exactly the stale bucket that was seen, and a main
+        // bucket is replaced only sealed and folded. A CAS fails only when another
+        // record changed the slot, so only a corrupted or hostile writer reaches
+        // the bound.
+        // The hot path, on the packed word: a live, unsealed bucket of this very
+        // tag with room takes `n + 1` (and `fails + 1`) in place; anything else
+        // is for `bump_slow`.
+        let g = u64::from(generation & GEN_MASK);
+        let want_lo = ((g & 0xFFFF) << EPOCH_BITS) | epoch;
+        let want_top = (g >> 16) << 1; // `hi >> 51`: the generation's upper bits, not sealed
+        let add = u128::from(1 | (u64::from(fail) << COUNT_BITS)) << 64;
+        for _ in 0..MAX_RETRIES {
+            let raw = cell.load(Ordering::Acquire);
+            let (lo, hi) = (raw as u64, (raw >> 64) as u64);
+            let n = hi & COUNT_MASK;
+            if lo != want_lo || hi >> 51 != want_top || n == 0 || n >= u64::from(MAX_BUCKET_CALLS) {
+                return Self::bump_slow(cell, folded, generation, epoch, fail, is_current);
+            }
+            if cell
+                .compare_exchange(raw, raw + add, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            {
+                return Bump::Added {
+                    rotated: false,
+                    n: n as u32 + 1,
+                };
+            }
+        }
+        Bump::Corrupt
+    }
+
+    /// [`bump`](Self::bump) when the slot holds anything but a live bucket of
+    /// this tag with room: a rotation, a full or sealed bucket, a stale record.
+    #[cold]
+    #[inline(never)]
+    fn bump_slow(
+        cell: &AtomicU128,
+        folded: Option<&AtomicU128>,
+        generation: u32,
+        epoch: u64,
+        fail: bool,
+        is_current: &impl Fn() -> bool,
+    ) -> Bump {
+        // Invariant: the one written in `bump`, whose loop this is for the
+        // other cases; the hot path's CAS there is this loop's same-tag case.
         for _ in 0..MAX_RETRIES {
             let raw = cell.load(Ordering::Acquire);
             let cur = Bucket::unpack(raw);
@@ -162,12 +260,14 @@ impl<const B: usize> TimeWindow<B> {
                 epoch,
                 n: 1,
                 fails: u32::from(fail),
+                sealed: false,
             };
             let (next, rotated) = if cur.n == 0 {
                 // Never written.
                 (fresh, true)
             } else if cur.generation == generation && cur.epoch == epoch {
-                if cur.n == MAX_BUCKET_CALLS {
+                if cur.n >= MAX_BUCKET_CALLS || cur.sealed {
+                    // Full, or being rotated out by a newer record.
                     return Bump::Dropped;
                 }
                 (
@@ -190,9 +290,32 @@ impl<const B: usize> TimeWindow<B> {
             } else {
                 return Bump::Dropped;
             };
+            let mut from = raw;
+            if rotated
+                && cur.n != 0
+                && let Some(folded) = folded
+            {
+                if !cur.sealed {
+                    let sealed = Bucket {
+                        sealed: true,
+                        ..cur
+                    }
+                    .pack();
+                    if cell
+                        .compare_exchange(raw, sealed, Ordering::AcqRel, Ordering::Acquire)
+                        .is_err()
+                    {
+                        continue;
+                    }
+                    from = sealed;
+                }
+                if !Self::fold(folded, cell, from) {
+                    return Bump::Corrupt;
+                }
+            }
             #[cfg(not(seawall_mutant = "bucket_reset"))]
             if cell
-                .compare_exchange(raw, next.pack(), Ordering::AcqRel, Ordering::Acquire)
+                .compare_exchange(from, next.pack(), Ordering::AcqRel, Ordering::Acquire)
                 .is_ok()
             {
                 return Bump::Added { rotated, n: next.n };
@@ -205,7 +328,7 @@ impl<const B: usize> TimeWindow<B> {
                     return Bump::Added { rotated, n: next.n };
                 }
                 if cell
-                    .compare_exchange(raw, next.pack(), Ordering::AcqRel, Ordering::Acquire)
+                    .compare_exchange(from, next.pack(), Ordering::AcqRel, Ordering::Acquire)
                     .is_ok()
                 {
                     return Bump::Added { rotated, n: next.n };
@@ -213,6 +336,65 @@ impl<const B: usize> TimeWindow<B> {
             }
         }
         Bump::Corrupt
+    }
+
+    /// Fold the successes of `sealed`, the sealed bucket slot `cell` held when
+    /// read, into the slot's `folded` word, unless that was done already; `false`
+    /// when the bound was reached (a corrupted or hostile writer).
+    fn fold(folded: &AtomicU128, cell: &AtomicU128, sealed: u128) -> bool {
+        // Invariant: `folded` takes a bucket only while that bucket sits sealed in
+        // the slot, and names it; a bucket is replaced only after it was taken. So
+        // `folded` naming it means done, the slot holding something else means
+        // done (it was taken before it was replaced), and otherwise a CAS from the
+        // value read adds it exactly once: any other fold since then changed the
+        // word (every fold names a new bucket), so the CAS fails and the next pass
+        // sees the bucket named.
+        let add = Bucket::unpack(sealed).successes();
+        for _ in 0..MAX_RETRIES {
+            let f = folded.load(Ordering::Acquire);
+            #[cfg(not(seawall_mutant = "fold_twice"))]
+            if has_folded(f, sealed) || cell.load(Ordering::Acquire) != sealed {
+                return true;
+            }
+            let (lo, _) = tag_of(sealed);
+            let hi = (folded_sum(f).wrapping_add(add) & SUM_MASK)
+                | FOLDED
+                | ((((sealed >> 64) as u64) >> GEN_HI_SHIFT) << GEN_HI_SHIFT);
+            let next = u128::from(lo) | (u128::from(hi) << 64);
+            if folded
+                .compare_exchange(f, next, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Successes counted by slot `i`: the folded ones, plus its bucket's unless
+    /// folded already. A pair read in the middle of a rotation is read again.
+    fn slot_successes(&self, i: usize) -> u64 {
+        let (cell, folded) = (&self.main[i], &self.folded[i]);
+        let mut pair = (0, 0);
+        for _ in 0..MAX_RETRIES {
+            // The bucket both before and after `folded`: it sat in the slot all
+            // along (tags are never reused in a slot), so every bucket before it
+            // was folded before `folded` was read, and none after it.
+            let before = cell.load(Ordering::Acquire);
+            let f = folded.load(Ordering::Acquire);
+            let after = cell.load(Ordering::Acquire);
+            pair = (f, after);
+            if tag_of(before) == tag_of(after) {
+                break;
+            }
+        }
+        let (f, raw) = pair;
+        let live = if has_folded(f, raw) {
+            0
+        } else {
+            Bucket::unpack(raw).successes()
+        };
+        folded_sum(f).wrapping_add(live)
     }
 
     /// The configured bucket count as a slice length: never more than `B`, even
@@ -266,6 +448,7 @@ impl<const B: usize> SlidingWindow for TimeWindow<B> {
         }
     }
 
+    #[inline]
     fn record_gen(
         &self,
         generation: u32,
@@ -273,34 +456,55 @@ impl<const B: usize> SlidingWindow for TimeWindow<B> {
         now: u64,
         gate: u64,
         is_current: impl Fn() -> bool,
-    ) -> Result<Option<WindowCounts>, Corrupt> {
+    ) -> Result<Recorded, Corrupt> {
         let generation = generation & GEN_MASK;
         let (epoch, advanced) = self.advance(now);
         // `rem` is below `B` unless the divisor was overwritten in a shared region.
         let index = usize::try_from(self.buckets.rem(epoch)).map_err(|_| Corrupt)?;
-        let (Some(main), Some(slow)) = (self.main.get(index), self.slow.get(index)) else {
+        let (Some(main), Some(slow), Some(folded)) = (
+            self.main.get(index),
+            self.slow.get(index),
+            self.folded.get(index),
+        ) else {
             return Err(Corrupt);
         };
-        let (rotated, n) = match Self::bump(main, generation, epoch, sample.failure, &is_current) {
+        let bumped = Self::bump(
+            main,
+            Some(folded),
+            generation,
+            epoch,
+            sample.failure,
+            &is_current,
+        );
+        let (rotated, n) = match bumped {
             Bump::Added { rotated, n } => (rotated, n),
-            Bump::Dropped => return Ok(None),
+            Bump::Dropped => return Ok(Recorded::default()),
             Bump::Corrupt => return Err(Corrupt),
         };
         if sample.slow
             && matches!(
-                Self::bump(slow, generation, epoch, sample.failure, &is_current),
+                Self::bump(slow, None, generation, epoch, sample.failure, &is_current),
                 Bump::Corrupt
             )
         {
             return Err(Corrupt);
         }
+        // A success in a main bucket is in `successes()` from now on.
+        let kept = !sample.failure;
         // A plain success added to a live bucket that alone already passes the gate
         // can only lower both rates: no evaluation needed (the hot path).
         let quiet = !sample.failure && !sample.slow && !rotated && !advanced;
         if quiet && u64::from(n) > gate {
-            return Ok(None);
+            return Ok(Recorded { counts: None, kept });
         }
-        Ok(Some(self.sum(generation, epoch)))
+        Ok(Recorded {
+            counts: Some(self.sum(generation, epoch)),
+            kept,
+        })
+    }
+
+    fn successes(&self) -> u64 {
+        (0..B).fold(0u64, |t, i| t.wrapping_add(self.slot_successes(i)))
     }
 
     fn counts_gen(&self, generation: u32, now: u64) -> WindowCounts {
@@ -335,6 +539,7 @@ mod tests {
         let now = 7 * TimeWindow::<4>::MIN_BUCKET_WIDTH_NS;
         let r = w.record_gen(0, Sample::default(), now, 0, || true);
         assert_eq!(r, Err(Corrupt));
+        assert_eq!(w.successes(), 0);
         assert_eq!(w.counts_gen(0, now), WindowCounts::default());
         assert_eq!(w.latest_gen(), None);
     }

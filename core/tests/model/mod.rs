@@ -90,6 +90,9 @@ pub struct Model {
     openings: u64,
     run: u64,
     window: Vec<Rec>,
+    /// Epochs that were half-open: their permits count as admitted when
+    /// acquired, every other permit when recorded.
+    probe_epochs: std::collections::HashSet<u64>,
     pub totals: MTotals,
 }
 
@@ -105,6 +108,7 @@ impl Model {
             openings: 0,
             run: 0,
             window: Vec::new(),
+            probe_epochs: std::collections::HashSet::new(),
             totals: MTotals::default(),
         }
     }
@@ -120,7 +124,15 @@ impl Model {
     }
 
     fn change(&mut self, to: MState) {
+        // Half-open epochs are odd, all others even: one number skipped when needed.
+        let half_open = matches!(to, MState::HalfOpen { .. });
         self.epoch += 1;
+        if (self.epoch % 2 == 1) != half_open {
+            self.epoch += 1;
+        }
+        if half_open {
+            self.probe_epochs.insert(self.epoch);
+        }
         self.totals.transitions += 1;
         self.state = to;
     }
@@ -142,7 +154,9 @@ impl Model {
     pub fn acquire(&mut self, now: u64) -> Result<u64, Option<u64>> {
         let r = self.acquire_inner(now);
         match r {
-            Ok(_) => self.totals.admitted += 1,
+            // Only a probe is counted when admitted (its slot is taken now).
+            Ok(_) if matches!(self.state, MState::HalfOpen { .. }) => self.totals.admitted += 1,
+            Ok(_) => {}
             Err(_) => self.totals.rejected += 1,
         }
         r
@@ -197,6 +211,9 @@ impl Model {
             MOutcome::Success => self.totals.successes += 1,
             MOutcome::Failure => self.totals.failures += 1,
             MOutcome::Ignored => self.totals.ignored += 1,
+        }
+        if !self.probe_epochs.contains(&epoch) {
+            self.totals.admitted += 1;
         }
         if slow {
             self.totals.slow += 1;

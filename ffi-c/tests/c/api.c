@@ -304,8 +304,8 @@ static void breaker_lifecycle(void) {
   CHECK_STATUS(seawall_breaker_try_acquire(b, t0 + SEC, &p1, &r), SEAWALL_STATUS_OK);
   CHECK(state(b) == SEAWALL_STATE_HALF_OPEN);
   CHECK_STATUS(seawall_breaker_try_acquire(b, t0 + SEC, &p2, &r), SEAWALL_STATUS_OK);
-  CHECK_U64(p1.epoch, 2); /* closed 0 → open 1 → half-open 2 */
-  CHECK_U64(p2.epoch, 2);
+  CHECK_U64(p1.epoch, 3); /* closed 0 → open 2 → half-open 3 (half-open epochs are odd) */
+  CHECK_U64(p2.epoch, 3);
   CHECK(p1.id != p2.id);
   CHECK_STATUS(seawall_breaker_try_acquire(b, t0 + SEC, &p3, &r), SEAWALL_STATUS_REJECTED);
   CHECK(r.state == SEAWALL_STATE_HALF_OPEN);
@@ -330,7 +330,7 @@ static void breaker_lifecycle(void) {
                SEAWALL_STATUS_OK);
   CHECK(state(b) == SEAWALL_STATE_CLOSED);
   CHECK_STATUS(seawall_breaker_epoch(b, &epoch), SEAWALL_STATUS_OK);
-  CHECK_U64(epoch, 3);
+  CHECK_U64(epoch, 4);
   m = metrics(b, t0 + SEC);
   CHECK_U64(m.transitions, 3);
   CHECK_U64(m.admitted, 12);

@@ -7,11 +7,12 @@
  * All children open the region at the same instant (exactly one may create it).
  * The outcome of each call follows the epoch of its permit, so the breaker must
  * go through exactly this history, whatever the interleaving:
- *   epoch 0 closed     every call fails          → opens once (epoch 1)
- *   epoch 2 half-open  probes fail               → reopens     (epoch 3)
- *   epoch 4 half-open  probes succeed (3 needed) → closes      (epoch 5)
- *   epoch 5 closed     every call succeeds, until each child made its quota.
- * A permit admitted in an open epoch (1, 3) or a later one is a violation. Probes
+ *   epoch 0 closed     every call fails          → opens once (epoch 2)
+ *   epoch 3 half-open  probes fail               → reopens     (epoch 4)
+ *   epoch 5 half-open  probes succeed (3 needed) → closes      (epoch 6)
+ *   epoch 6 closed     every call succeeds, until each child made its quota.
+ * (Half-open epochs are odd, all others even.) A permit admitted in an open
+ * epoch (2, 4) or a later one is a violation. Probes
  * in flight are counted per epoch in memory shared by the children (incremented
  * after admission, decremented before recording, so the count can only exceed
  * half_open_max_calls if the breaker admitted too many). Each child sends its own
@@ -159,7 +160,7 @@ static void child(const char *name, int start_fd, int report_fd, struct control 
     rep.admitted++;
     {
       seawall_outcome outcome;
-      if (p.epoch == 2 || p.epoch == 4) {
+      if (p.epoch == 3 || p.epoch == 5) {
         int64_t inflight = __atomic_add_fetch(&ctl->probes_in_flight[p.epoch], 1, __ATOMIC_SEQ_CST);
         raise_max(&ctl->max_probes[p.epoch], inflight);
         if (inflight > MAX_PROBES) __atomic_add_fetch(&ctl->violations, 1, __ATOMIC_SEQ_CST);
@@ -168,11 +169,11 @@ static void child(const char *name, int start_fd, int report_fd, struct control 
       }
       switch (p.epoch) {
         case 0:
-        case 2:
+        case 3:
           outcome = SEAWALL_OUTCOME_FAILURE;
           break;
-        case 4:
         case 5:
+        case 6:
           outcome = SEAWALL_OUTCOME_SUCCESS;
           break;
         default: /* admitted while open, or a history we did not plan */
@@ -196,7 +197,7 @@ static void child(const char *name, int start_fd, int report_fd, struct control 
           break;
         }
       }
-      if (p.epoch == 5) closed_calls++;
+      if (p.epoch == 6) closed_calls++;
     }
   }
 done:
@@ -688,20 +689,20 @@ int main(int argc, char **argv) {
   CHECK_U64(m.ignored, 0);
   CHECK_U64(m.permits_outstanding, 0);
   CHECK_U64(m.transitions, 5); /* open, half-open, reopen, half-open, close: once each */
-  CHECK_U64(m.epoch, 5);
+  CHECK_U64(m.epoch, 6); /* 2, 3, 4, 5, 6: half-open epochs odd, the others even */
   CHECK(m.state == SEAWALL_STATE_CLOSED);
   CHECK_U64(sum.reuse_refused, expected_reuse); /* every 64th permit of each child */
   CHECK(sum.reuse_refused > 0);
   CHECK_U64(ctl->violations, 0);
-  CHECK(ctl->max_probes[2] >= 1 && ctl->max_probes[2] <= MAX_PROBES);
-  CHECK(ctl->max_probes[4] >= 1 && ctl->max_probes[4] <= MAX_PROBES);
+  CHECK(ctl->max_probes[3] >= 1 && ctl->max_probes[3] <= MAX_PROBES);
+  CHECK(ctl->max_probes[5] >= 1 && ctl->max_probes[5] <= MAX_PROBES);
   operations = sum.admitted + sum.rejected;
   printf("multiprocess: %d processes, %" PRIu64 " operations (%" PRIu64 " admitted, %" PRIu64
          " rejected, %" PRIu64 " second uses refused), creators %" PRIu64
          ", transitions %" PRIu64 ", max probes in flight %" PRId64 " and %" PRId64
          " (limit %d), violations %" PRId64 "\n",
          processes, operations, sum.admitted, sum.rejected, sum.reuse_refused, creators,
-         m.transitions, ctl->max_probes[2], ctl->max_probes[4], MAX_PROBES, ctl->violations);
+         m.transitions, ctl->max_probes[3], ctl->max_probes[5], MAX_PROBES, ctl->violations);
   seawall_breaker_free(b);
   CHECK_STATUS(seawall_breaker_unlink_shared(name), SEAWALL_STATUS_OK);
   free(pids);

@@ -143,53 +143,54 @@ macro_rules! shareable_breaker {
 }
 
 // 0x0103 / 0x0104: permit slots name their process in the word that claims them.
-// One pair of layout ids per permit table size (`super::slots`), the default
-// size keeping its ids.
+// 0x0111 ..= 0x0118: the core's totals count probes apart (closed permits are
+// counted when recorded); one pair of layout ids per permit table size
+// (`super::slots`).
 shareable_breaker!(
     CountCell<256>,
     256,
-    0x0105,
+    0x0111,
     "count-window circuit breaker (256 permit slots)"
 );
 shareable_breaker!(
     TimeCell<256>,
     256,
-    0x0106,
+    0x0112,
     "time-window circuit breaker (256 permit slots)"
 );
 shareable_breaker!(
     CountCell<4096>,
     4096,
-    0x0103,
+    0x0113,
     "count-window circuit breaker (4096 permit slots)"
 );
 shareable_breaker!(
     TimeCell<4096>,
     4096,
-    0x0104,
+    0x0114,
     "time-window circuit breaker (4096 permit slots)"
 );
 shareable_breaker!(
     CountCell<32768>,
     32768,
-    0x0107,
+    0x0115,
     "count-window circuit breaker (32768 permit slots)"
 );
 shareable_breaker!(
     TimeCell<32768>,
     32768,
-    0x0108,
+    0x0116,
     "time-window circuit breaker (32768 permit slots)"
 );
 shareable_breaker!(
     CountCell<262_144>,
     262_144,
-    0x0109,
+    0x0117,
     "count-window circuit breaker (262144 permit slots)"
 );
 shareable_breaker!(
     TimeCell<262_144>,
     262_144,
-    0x010A,
+    0x0118,
     "time-window circuit breaker (262144 permit slots)"
 );

@@ -167,10 +167,12 @@ fn balance(t: &seawall_core::BreakerTotals) -> (u64, u64) {
 /// recording: recorded or not) by count, in a moment when nothing moves: the
 /// totals the same around a scan of the table (they only grow, so equal reads
 /// mean no admission or record counted in between) and no live process in a
-/// step. Then `admitted − recorded − held` of them were admitted and never
-/// recorded; so many are recorded as ignored, the others freed. Recorded with an
-/// epoch no state has (`stale`: the totals only), since which of them hold a
-/// half-open probe is not known. `None` when the moment is not quiet.
+/// step. The core counts a probe when admitted and any other permit when
+/// recorded, so only probes can be admitted and not recorded: `admitted −
+/// recorded − held probes` of them were. So many are recorded as ignored, the
+/// others freed. Recorded with a probe's epoch no state has (`stale`: the totals
+/// only), since which of them hold a half-open probe is not known. `None` when
+/// the moment is not quiet.
 fn settle<W: SlidingWindow, const N: usize>(
     c: &BreakerCell<W, N>,
     alive: &impl Fn(u32) -> bool,
@@ -181,8 +183,10 @@ fn settle<W: SlidingWindow, const N: usize>(
     let mut dead = Vec::new();
     for (idx, w) in c.permits.words() {
         match w.state() {
-            PermitState::Free => {}
-            PermitState::Held => held += 1,
+            // Only a held probe is in `admitted − recorded` (see the doc above).
+            PermitState::Free | PermitState::Held => {
+                held += u64::from(w.state() == PermitState::Held && is_probe_slot(c, idx));
+            }
             _ if !alive(w.pid()) => dead.push((idx, w)),
             _ => return None,
         }
@@ -194,7 +198,8 @@ fn settle<W: SlidingWindow, const N: usize>(
     if owed > dead.len() as u64 {
         return None;
     }
-    let never = c.breaker.epoch().wrapping_add(1);
+    // Odd (a probe's, so it balances a probe's admission) and not the current one.
+    let never = (c.breaker.epoch() | 1).wrapping_add(2);
     let mut recorded = 0;
     for (k, (idx, w)) in dead.into_iter().enumerate() {
         if (k as u64) < owed {
@@ -209,6 +214,14 @@ fn settle<W: SlidingWindow, const N: usize>(
         }
     }
     Some(recorded)
+}
+
+/// Whether slot `idx` holds (or held last) a half-open probe.
+fn is_probe_slot<W: SlidingWindow, const N: usize>(c: &BreakerCell<W, N>, idx: usize) -> bool {
+    PermitToken {
+        epoch: c.permits.epoch_of(idx),
+    }
+    .is_probe()
 }
 
 /// Reclaim of a breaker with a permit table: held permits of dead processes
@@ -554,9 +567,15 @@ impl Breaker {
     #[must_use]
     pub fn metrics(&self, now: u64) -> Metrics {
         dispatch!(self,
-            cell c => Metrics {
-                core: c.breaker.metrics(now),
-                permits_outstanding: Some(c.permits.outstanding()),
+            cell c => {
+                let mut core = c.breaker.metrics(now);
+                // The core counts a closed permit when it is recorded; the table
+                // knows the ones in flight.
+                core.totals.admitted = core.totals.admitted.wrapping_add(c.permits.held_non_probes());
+                Metrics {
+                    core,
+                    permits_outstanding: Some(c.permits.outstanding()),
+                }
             },
             core b => Metrics {
                 core: b.metrics(now),
