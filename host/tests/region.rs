@@ -204,7 +204,10 @@ fn layout_version_magic_and_checksum_are_checked_on_attach() {
     patch_u32(&t.0, 12, seawall_host::REGION_LAYOUT_VERSION + 1);
     let e = SharedRegion::<CountCell>::open_path(&t.0, &cfg, &quick()).unwrap_err();
     assert!(matches!(e, RegionError::VersionMismatch(_)), "{e}");
-    let newer = format!("region layout version {}", seawall_host::REGION_LAYOUT_VERSION + 1);
+    let newer = format!(
+        "region layout version {}",
+        seawall_host::REGION_LAYOUT_VERSION + 1
+    );
     assert!(e.to_string().contains(&newer), "{e}");
 
     let t = TempRegion::new("magic");
