@@ -215,6 +215,30 @@ for (const kind of ['express', 'fastify']) {
   });
 }
 
+for (const kind of ['express', 'fastify']) {
+  test(`${kind}: a request deadline longer than one setTimeout keeps (2^31 − 1 ms) is honoured, with no warning`, async (t) => {
+    const warnings = [];
+    const onWarning = (w) => warnings.push(w.name);
+    process.on('warning', onWarning);
+    t.after(() => process.off('warning', onWarning));
+    const srv = await serve(kind, {}, [
+      ['get', '/work', async () => {
+        await delay(20);
+        const ctx = callContext();
+        const r = await wrap(timeout(1000)).execute(async () => 'done').catch((e) => e.code);
+        return [200, { aborted: ctx.signal.aborted, r }];
+      }],
+    ]);
+    t.after(() => srv.close());
+    for (const ms of ['2147483647', '2147483648', '99999999999999999']) {
+      const r = await get(`${srv.url}/work`, { 'x-request-deadline-ms': ms });
+      assert.deepEqual([r.status, r.body], [200, { aborted: false, r: 'done' }], ms);
+    }
+    await delay(5);
+    assert.deepEqual(warnings, []);
+  });
+}
+
 test('bad options are EINVALIDCONFIG naming the option', () => {
   for (const [options, field] of [
     [{ bulkhead: {} }, 'bulkhead'],

@@ -14,6 +14,7 @@
 const { configError, SeawallError, codes, isSeawallError, deadlineReason } = require('../errors');
 const { isPlainObject, only, number } = require('../config');
 const { Deadline } = require('../deadline');
+const { LongTimer } = require('../timers');
 const { Bulkhead } = require('../bulkhead');
 
 const OPTION_KEYS = ['bulkhead', 'getPriority', 'retryAfterMs', 'deadlineHeader', 'maxDeadlineMs', 'defaultDeadlineMs'];
@@ -81,13 +82,14 @@ function openRequest(res, deadline) {
   let timer;
   if (deadline !== undefined) {
     const ms = deadline.remainingMs();
-    timer = setTimeout(() => {
+    // A LongTimer: a client's header may ask for more than one setTimeout keeps.
+    timer = new LongTimer(() => {
       controller.abort(deadlineReason(`request deadline exceeded (${Math.round(deadline.endMs - deadline.startMs)} ms)`, { timeoutMs: ms }));
     }, ms);
   }
   res.once('close', () => {
     closed = true;
-    if (timer !== undefined) clearTimeout(timer);
+    if (timer !== undefined) timer.clear();
     if (!res.writableFinished && !controller.signal.aborted) {
       controller.abort(new SeawallError(codes.EABORTED, 'the client closed the request'));
     }
