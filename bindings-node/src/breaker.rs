@@ -419,21 +419,12 @@ pub fn breaker_record_successes(h: f64, code: f64, n: f64) -> Result<f64> {
         let (epoch, _) = split_permit_code(code);
         let now = monotonic_ns();
         let permit = Permit { id: 0, epoch };
-        for _ in 0..count_of(n) {
+        for _ in 0..crate::convert::count(n) {
             // Without a permit table every record is accepted.
             let _ = b.breaker.record(permit, Outcome::Success, 0, now);
         }
         Ok(f64::from(b.breaker.epoch()) * 2.0 + f64::from(u8::from(clean(b, now))))
     })?
-}
-
-#[allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    reason = "a batch size chosen by lib/ (at most a few thousand); garbage saturates"
-)]
-fn count_of(n: f64) -> u32 {
-    n as u32
 }
 
 /// Whether no success recorded now could open breaker `b`: a batchable breaker

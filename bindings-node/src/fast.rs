@@ -141,18 +141,9 @@ macro_rules! fast {
     };
 }
 
-#[allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    reason = "small non-negative integers chosen by the JS layer; garbage saturates"
-)]
-fn u32_of(x: f64) -> u32 {
-    x as u32
-}
-
 fast!(breaker_acquire, [h], crate::breaker::breaker_acquire(h));
 fast!(breaker_record, [h, code, outcome, duration_ms], {
-    crate::breaker::breaker_record(h, code, u32_of(outcome), duration_ms)
+    crate::breaker::breaker_record(h, code, crate::convert::count(outcome), duration_ms)
 });
 fast!(breaker_record_successes, [h, code, n], {
     crate::breaker::breaker_record_successes(h, code, n)
@@ -163,7 +154,7 @@ fast!(
     crate::breaker::breaker_state_word(h)
 );
 fast!(semaphore_acquire, [h, priority, wait], {
-    crate::bulkhead::semaphore_acquire(h, u32_of(priority), wait != 0.0)
+    crate::bulkhead::semaphore_acquire(h, crate::convert::count(priority), wait != 0.0)
 });
 fast!(semaphore_release, [h, head], {
     crate::bulkhead::semaphore_release(h, head).map(f64::from)
