@@ -134,6 +134,36 @@ function refusal(o, error) {
   return undefined;
 }
 
+/**
+ * The door of one request `open` (from openRequest): with no bulkhead `pass()`
+ * at once; else a permit at `o.getPriority(req)`, held until the response
+ * closes, then `pass()`. A refusal is answered by `refuse(status, headers,
+ * body)`, any other error (getPriority's included) goes to `fail(error)`, and
+ * nothing runs once the client has gone.
+ */
+function enter(o, req, open, pass, fail, refuse) {
+  if (o.bulkhead === undefined) {
+    pass();
+    return;
+  }
+  let priority;
+  try {
+    priority = o.getPriority(req);
+  } catch (e) {
+    fail(e);
+    return;
+  }
+  admit(o.bulkhead, priority, open.context.signal).then((release) => {
+    open.onClose(release);
+    if (!open.closed) pass();
+  }, (e) => {
+    if (open.closed) return;
+    const refused = refusal(o, e);
+    if (refused === undefined) fail(e);
+    else refuse(...refused);
+  });
+}
+
 /** Health options → `{ name: { health, breaker, critical } }`, checked. */
 function healthOptions(options) {
   if (!isPlainObject(options)) throw configError('options', 'must be an object ({ dependencies })');
@@ -180,5 +210,5 @@ function healthReport(deps) {
 }
 
 module.exports = {
-  defaultPriority, middlewareOptions, requestDeadline, openRequest, admit, refusal, healthOptions, healthReport,
+  defaultPriority, middlewareOptions, requestDeadline, openRequest, admit, refusal, enter, healthOptions, healthReport,
 };

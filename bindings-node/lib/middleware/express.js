@@ -37,27 +37,8 @@ function middleware(options = {}) {
       return;
     }
     const request = common.openRequest(res, deadline);
-    const go = () => withCallContext(request.context, () => next());
-    if (o.bulkhead === undefined) {
-      go();
-      return;
-    }
-    let priority;
-    try {
-      priority = o.getPriority(req);
-    } catch (e) {
-      next(e);
-      return;
-    }
-    common.admit(o.bulkhead, priority, request.context.signal).then((release) => {
-      request.onClose(release);
-      if (!request.closed) go();
-    }, (e) => {
-      if (request.closed) return;
-      const refused = common.refusal(o, e);
-      if (refused === undefined) next(e);
-      else send(res, ...refused);
-    });
+    common.enter(o, req, request, () => withCallContext(request.context, () => next()), next,
+      (status, headers, body) => send(res, status, headers, body));
   };
 }
 

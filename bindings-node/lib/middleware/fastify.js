@@ -38,30 +38,8 @@ function seawallFastify(fastify, options, done) {
     }
     const open = common.openRequest(reply.raw, deadline);
     request[REQUEST] = open;
-    if (o.bulkhead === undefined) {
-      next();
-      return;
-    }
-    let priority;
-    try {
-      priority = o.getPriority(request);
-    } catch (e) {
-      next(e);
-      return;
-    }
-    common.admit(o.bulkhead, priority, open.context.signal).then((release) => {
-      open.onClose(release);
-      if (!open.closed) next();
-    }, (e) => {
-      if (open.closed) return;
-      const refused = common.refusal(o, e);
-      if (refused === undefined) {
-        next(e);
-        return;
-      }
-      const [status, headers, body] = refused;
-      reply.code(status).headers(headers).send(body);
-    });
+    common.enter(o, request, open, () => next(), next,
+      (status, headers, body) => reply.code(status).headers(headers).send(body));
   });
   fastify.addHook('preHandler', (request, reply, next) => {
     const open = request[REQUEST];
