@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _numbers
@@ -111,14 +112,22 @@ def priority_by_path(routes: Mapping[str, str], default: str = "normal") -> Call
     return get_priority
 
 
+# The deadline header's grammar is the Node middleware's (lib/middleware/common.js)
+# so one client gets one answer from either package: JavaScript's \s around
+# ASCII digits with an optional fraction (no sign, exponent, "_" or "inf",
+# which float() would take), and a value > 0 that stays finite as a double.
+_JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+_DEADLINE_MS = re.compile(f"[{_JS_SPACE}]*([0-9]+(?:\\.[0-9]+)?)[{_JS_SPACE}]*")
+
+
 def parse_deadline_ms(value: str) -> Optional[float]:
-    """A deadline header's milliseconds as seconds; ``None`` when it is no
-    finite number >= 0."""
-    try:
-        ms = float(value.strip())
-    except ValueError:
+    """A deadline header's milliseconds as seconds; ``None`` when it is not a
+    plain decimal number of milliseconds greater than 0 (finite as a float)."""
+    m = _DEADLINE_MS.fullmatch(value)
+    if m is None:
         return None
-    if not (ms >= 0 and ms != math.inf):
+    ms = float(m.group(1))
+    if not (ms > 0 and ms != math.inf):
         return None
     return ms / 1000.0
 
@@ -160,8 +169,13 @@ class Gate:
         return 503, [("content-type", "application/json"), ("retry-after", self.retry_after)], body.encode()
 
     def bad_deadline(self, value: str) -> Tuple[int, List[Tuple[str, str]], bytes]:
-        body = json.dumps({"error": f"{self.deadline_header} must be a number of milliseconds >= 0, got {value!r}"})
-        return 400, [("content-type", "application/json")], body.encode()
+        """The Node middleware's 400, byte for byte: its message, the value as
+        JSON.stringify quotes it, compact JSON in UTF-8 (a lone surrogate, which
+        a WSGI server may pass on, as JSON's \\uXXXX escape)."""
+        quoted = json.dumps(value, ensure_ascii=False)
+        error = f"invalid {self.deadline_header}: must be a number of milliseconds greater than 0, not {quoted}"
+        body = json.dumps({"error": error}, ensure_ascii=False, separators=(",", ":"))
+        return 400, [("content-type", "application/json; charset=utf-8")], body.encode("utf-8", "backslashreplace")
 
 
 JSON = [("content-type", "application/json"), ("cache-control", "no-store")]
