@@ -39,6 +39,7 @@ Per HTTP request (``lifespan`` and ``websocket`` pass through untouched):
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import datetime
 from typing import Any, Awaitable, Callable, List, Mapping, MutableMapping, Optional, Tuple, Union
@@ -67,6 +68,106 @@ async def _answer(send: Send, status: int, headers: List[Tuple[str, str]], body:
     await send({"type": "http.response.body", "body": body})
 
 
+class _Receiver:
+    """The application's ``receive``, fed through a queue of one message by a
+    reader of the server's: the reader is waiting in the server's ``receive``
+    while the application is busy elsewhere, so it sees ``http.disconnect``
+    even when the application never asks again, and it stays at most one
+    message ahead of the application (a body it does not read is not
+    buffered). Once the server has said all it will (a disconnect, or its
+    ``receive`` raised), every later ``receive`` gets that again, as the
+    server's own would."""
+
+    def __init__(self, receive: Receive, on_disconnect: Callable[[], None]) -> None:
+        self._receive = receive
+        self._on_disconnect = on_disconnect
+        self._queue: "asyncio.Queue[Union[Message, Exception]]" = asyncio.Queue(1)
+
+    async def read(self) -> None:
+        last: Union[Message, Exception]
+        while True:
+            try:
+                message = await self._receive()
+            except Exception as e:
+                last = e
+                break
+            if message.get("type") == "http.disconnect":
+                last = message
+                self._on_disconnect()
+                break
+            await self._queue.put(message)
+        while True:
+            await self._queue.put(last)
+
+    async def receive(self) -> Message:
+        item = await self._queue.get()
+        if isinstance(item, Exception):
+            raise item
+        return item
+
+
+def _ends_response(message: Message) -> bool:
+    kind = message.get("type")
+    if kind in ("http.response.body", "http.response.zerocopysend"):
+        return not message.get("more_body", False)
+    return kind == "http.response.pathsend"
+
+
+def _cancelled_from_outside() -> bool:
+    task = asyncio.current_task()
+    cancelling = getattr(task, "cancelling", None)  # Python >= 3.11
+    return cancelling is not None and cancelling() > 0
+
+
+async def _run_holding(app: ASGIApp, scope: Scope, receive: Receive, send: Send, permit: Any) -> None:
+    """Run ``app`` as a task holding ``permit``, given back exactly once: when
+    the app returns or raises, or at once when the client disconnects before
+    its response is complete, which also cancels the app (its response can
+    reach no one; a disconnect after it, e.g. during background work, cancels
+    nothing and the permit is held until the app returns, as without one)."""
+    released = False
+    responded = False
+    client_gone = False
+
+    def release() -> None:
+        nonlocal released
+        if not released:
+            released = True
+            permit.release()
+
+    async def app_send(message: Message) -> None:
+        nonlocal responded
+        if _ends_response(message):
+            responded = True
+        await send(message)
+
+    def on_disconnect() -> None:
+        nonlocal client_gone
+        if responded or task.done():
+            return
+        client_gone = True
+        release()
+        task.cancel()
+
+    receiver = _Receiver(receive, on_disconnect)
+    # Both tasks copy this context: the app runs under the request's deadline.
+    task = asyncio.ensure_future(app(scope, receiver.receive, app_send))
+    reader = asyncio.ensure_future(receiver.read())
+    try:
+        await task
+    except asyncio.CancelledError:
+        # Our own cancel (the client went away) is no error of the request's;
+        # a cancel of this middleware's task reached the app too, and goes on.
+        if not client_gone or _cancelled_from_outside():
+            raise
+    finally:
+        # Given back before anything else can run (as when the app ran in
+        # this task): a client that saw its response may ask again at once.
+        release()
+        reader.cancel()
+        await asyncio.wait({reader})
+
+
 class SeawallMiddleware:
     """See the module's documentation."""
 
@@ -91,10 +192,10 @@ class SeawallMiddleware:
         if name is None:
             return None
         wanted = name.encode("latin-1")
-        for k, v in scope.get("headers", ()):
-            if k.lower() == wanted:
-                return bytes(v).decode("latin-1")
-        return None
+        values = [bytes(v).decode("latin-1") for k, v in scope.get("headers", ()) if k.lower() == wanted]
+        # A repeated header is one value joined by ", ", as Node (and a WSGI
+        # server) gives it, so both packages answer it alike (400).
+        return ", ".join(values) if values else None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -120,8 +221,7 @@ class SeawallMiddleware:
                 except BulkheadFullError as e:
                     await _answer(send, *gate.refused(e))
                     return
-            try:
+            if permit is None:
                 await self.app(scope, receive, send)
-            finally:
-                if permit is not None:
-                    permit.release()
+            else:
+                await _run_holding(self.app, scope, receive, send, permit)
