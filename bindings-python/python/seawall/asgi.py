@@ -25,8 +25,13 @@ Per HTTP request (``lifespan`` and ``websocket`` pass through untouched):
    budget in milliseconds), when present, becomes a :class:`~seawall.Deadline`
    that is the :func:`~seawall.current_deadline` of the handler: retries never
    sleep past it, a policy's timeout is cut to it, a chaos latency or hang ends
-   at it, a bulkhead's queue wait ends at it. A value that is not a number of
-   milliseconds >= 0 is answered 400.
+   at it, a bulkhead's queue wait ends at it. The value takes the Node
+   middleware's grammar: decimal digits with an optional fraction (``250``,
+   ``0.5``; no sign, exponent or ``_``), a number > 0, finite as a float,
+   whitespace around it allowed; anything else (``0``, ``1e3``, ``-5``) is
+   answered 400 with Node's JSON body ``{"error": "invalid
+   x-request-deadline-ms: must be a number of milliseconds greater than 0,
+   not \"1e3\""}``. A repeated header is one value joined by ``", "`` (400).
 3. With a ``bulkhead``, the request takes a permit at ``get_priority(scope)``
    (default: the bulkhead's ``priority``) for as long as the application runs,
    waiting in the bulkhead's queue if it has one (at most ``queue_timeout``,
@@ -35,6 +40,23 @@ Per HTTP request (``lifespan`` and ``websocket`` pass through untouched):
    (shed, full, or a queue wait that timed out) is answered 503 with
    ``Retry-After: retry_after`` (seconds, rounded up) and a JSON body
    ``{"error": "overloaded", "reason": "shed" | "full" | "timeout", "active", "queued"}``.
+4. A client that disconnects before its response is complete gives its
+   permit back at once and its application is cancelled (``CancelledError``
+   at its next ``await``; ``receive`` then says ``http.disconnect``), so a
+   hanging handler neither keeps a permit nor holds up the server's graceful
+   shutdown. The application runs as a task for this, and its ``receive`` is
+   fed by a reader of the server's that stays one message ahead at most: a
+   request body the application leaves unread is not buffered, and while a
+   chunk of it waits unread the disconnect is seen only once the
+   application reads on or returns. A disconnect after the response is
+   complete (background work) cancels nothing; the permit is held until the
+   application returns, as it always is. The Node middleware gives the
+   permit back when the response closes and aborts the handler's
+   ``AbortSignal`` (JavaScript cannot cancel the handler, which runs on);
+   unlike it, a client gone while its request waits in the bulkhead's queue
+   is noticed only once it has the permit (then given back at once), and a
+   sync endpoint that Starlette runs in a thread runs to its end (a thread
+   cannot be interrupted), its permit already back.
 """
 
 from __future__ import annotations
