@@ -46,9 +46,9 @@ Per HTTP request (``lifespan`` and ``websocket`` pass through untouched):
    hanging handler neither keeps a permit nor holds up the server's graceful
    shutdown. The application runs as a task for this, and its ``receive`` is
    fed by a reader of the server's that stays one message ahead at most: a
-   request body the application leaves unread is not buffered, and while a
-   chunk of it waits unread the disconnect is seen only once the
-   application reads on or returns. A disconnect after the response is
+   request body the application leaves unread is not buffered, and while
+   the body is still arriving and the application does not read it, the
+   disconnect is seen only once it reads on or returns. A disconnect after the response is
    complete (background work) cancels nothing; the permit is held until the
    application returns, as it always is. The Node middleware gives the
    permit back when the response closes and aborts the handler's
@@ -92,13 +92,14 @@ async def _answer(send: Send, status: int, headers: List[Tuple[str, str]], body:
 
 class _Receiver:
     """The application's ``receive``, fed through a queue of one message by a
-    reader of the server's: the reader is waiting in the server's ``receive``
-    while the application is busy elsewhere, so it sees ``http.disconnect``
-    even when the application never asks again, and it stays at most one
-    message ahead of the application (a body it does not read is not
-    buffered). Once the server has said all it will (a disconnect, or its
-    ``receive`` raised), every later ``receive`` gets that again, as the
-    server's own would."""
+    reader of the server's. Once the request's body is complete the reader
+    waits in the server's ``receive`` while the application is busy
+    elsewhere, so it sees ``http.disconnect`` even when the application never
+    asks again; before that it reads a body chunk only once the application
+    has taken the one before (one message ahead at most: a body the
+    application does not read is not buffered). Once the server has said all
+    it will (a disconnect, or its ``receive`` raised), every later
+    ``receive`` gets that again, as the server's own would."""
 
     def __init__(self, receive: Receive, on_disconnect: Callable[[], None]) -> None:
         self._receive = receive
@@ -118,11 +119,14 @@ class _Receiver:
                 self._on_disconnect()
                 break
             await self._queue.put(message)
+            if message.get("more_body", False):
+                await self._queue.join()  # taken by the application
         while True:
             await self._queue.put(last)
 
     async def receive(self) -> Message:
         item = await self._queue.get()
+        self._queue.task_done()
         if isinstance(item, Exception):
             raise item
         return item
