@@ -82,21 +82,15 @@ def _flag(value: Any, field: str) -> bool:
 
 
 def _fraction(value: Any, field: str) -> float:
-    try:
-        f = _numbers.real(value, field)
-    except TypeError:
-        raise SeawallConfigError(f"invalid {field}: must be a number from 0 to 1, got {value!r}", field) from None
+    f = _numbers.real(value, field)
     if not 0.0 <= f <= 1.0:  # NaN fails too
         raise SeawallConfigError(f"invalid {field}: must be a number from 0 to 1, got {value!r}", field)
     return f
 
 
 def _latency(value: Any, field: str) -> float:
-    try:
-        seconds = _numbers.duration(value, field)
-        _seconds.to_ns(seconds, field)
-    except TypeError:
-        raise SeawallConfigError(f"invalid {field}: must be a number of seconds, got {value!r}", field) from None
+    seconds = _numbers.duration(value, field)
+    _seconds.to_ns(seconds, field)
     return seconds
 
 
