@@ -8,6 +8,8 @@ import datetime
 import pytest
 
 import seawall
+import seawall.asgi
+import seawall.wsgi
 from seawall import Bulkhead, CircuitBreaker, CountWindow, Retry
 
 OPEN = {"version": 1, "state": "open", "openings": 1, "retry_after": 5.0}
@@ -98,6 +100,13 @@ CASES = [
     (lambda: seawall.chaos.load(5, poll_interval=None), "path"),
     (lambda: seawall.chaos.load("rules.json", poll_interval="1"), "poll_interval"),
     (lambda: seawall.chaos.load("rules.json", poll_interval=None, on_error=5), "on_error"),
+    (lambda: seawall.asgi.SeawallMiddleware(None, bulkhead=5), "bulkhead"),
+    (lambda: seawall.asgi.SeawallMiddleware(None, get_priority="high"), "get_priority"),
+    (lambda: seawall.asgi.SeawallMiddleware(None, health={"db": 5}), "health"),
+    (lambda: seawall.asgi.SeawallMiddleware(None, health=5), "health"),
+    (lambda: seawall.asgi.SeawallMiddleware(None, health_path=5), "health_path"),
+    (lambda: seawall.wsgi.SeawallMiddleware(None, deadline_header=5), "deadline_header"),
+    (lambda: seawall.wsgi.SeawallMiddleware(None, retry_after="1"), "retry_after"),
 ]
 
 
