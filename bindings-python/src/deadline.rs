@@ -120,7 +120,7 @@ impl Health {
         let h = CoreHealth::new(config).map_err(|e| errors::from_config(py, e))?;
         Ok(Self {
             h: Box::new(h),
-            clock: Clock::new(clock),
+            clock: Clock::checked(py, clock)?,
         })
     }
 

@@ -38,7 +38,12 @@ struct RetryLayer {
 /// queue_timeout=None, breaker=None, retry=None, retry_slow=None)`.
 #[pyclass(frozen, dict, weakref, module = "seawall._native", name = "Guarded")]
 pub struct Guarded {
-    func: Py<PyAny>,
+    /// Always `Some` once made. An `Option` because the collector can visit a
+    /// Guarded while it is being made: `dict` makes the base `object.__new__`
+    /// allocate the instance dict, which may run a collection before `PyO3` has
+    /// written the fields, still zeroed then — `None`, where a bare `Py` would
+    /// be a null pointer handed to the collector (an interpreter crash).
+    func: Option<Py<PyAny>>,
     bulkhead: Option<BulkheadLayer>,
     breaker: Option<Arc<BreakerCore>>,
     retry: Option<RetryLayer>,
@@ -76,7 +81,12 @@ impl Guarded {
         args: &Bound<'_, PyTuple>,
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Py<PyAny>> {
-        let func = self.func.bind(py);
+        let Some(func) = &self.func else {
+            return Err(pyo3::exceptions::PyTypeError::new_err(
+                "Guarded is not made yet",
+            ));
+        };
+        let func = func.bind(py);
         // Under a breaker, `guarded_call` refuses a coroutine (recording the
         // permit as ignored); alone, this layer does.
         let refuse_here = self.breaker.is_none();
@@ -168,7 +178,7 @@ impl Guarded {
             }
         };
         Ok(Self {
-            func,
+            func: Some(func),
             bulkhead: bulkhead.map(|b| BulkheadLayer {
                 core: Arc::clone(&b.core),
                 priority,
@@ -226,11 +236,15 @@ impl Guarded {
     /// The function this calls.
     #[getter]
     fn func(&self, py: Python<'_>) -> Py<PyAny> {
-        self.func.clone_ref(py)
+        self.func
+            .as_ref()
+            .map_or_else(|| py.None(), |f| f.clone_ref(py))
     }
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
-        visit.call(&self.func)?;
+        if let Some(f) = &self.func {
+            visit.call(f)?;
+        }
         if let Some(r) = &self.retry {
             visit.call(&r.slow)?;
         }

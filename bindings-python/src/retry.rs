@@ -16,7 +16,7 @@ use seawall_core::{
 use seawall_host::shared::{OpenOptions, RegionError};
 
 use crate::errors;
-use crate::time::{Clock, count, factor, ns_to_secs, real, seconds, secs_to_ns, whole};
+use crate::time::{Clock, count, factor, ns_to_secs, real, seconds, secs_to_ns, text, whole};
 
 /// A budget or throttle (`seawall_host::handle::Handle` of the core type) in
 /// this process, or in a region shared by every process of the host; either way
@@ -64,10 +64,13 @@ impl RetryBudget {
         ttl: Option<&Bound<'_, PyAny>>,
         min_retries_per_sec: Option<&Bound<'_, PyAny>>,
         percent_can_retry: Option<&Bound<'_, PyAny>>,
-        name: Option<String>,
-        shared: Option<String>,
+        name: Option<&Bound<'_, PyAny>>,
+        shared: Option<&Bound<'_, PyAny>>,
         clock: Option<Py<PyAny>>,
     ) -> PyResult<Self> {
+        let name = text(py, "name", name)?;
+        let shared = text(py, "shared", shared)?;
+        let clock = Clock::checked(py, clock)?;
         // Defaults here, not in the signature: each given value is checked as a
         // number (no bool, no overflow) under its own name.
         let ttl = ttl.map_or(Ok(10.0), |v| seconds(py, "ttl", v))?;
@@ -114,7 +117,7 @@ impl RetryBudget {
         };
         Ok(Self {
             budget,
-            clock: Clock::new(clock),
+            clock,
             name: name.or(shared),
         })
     }
@@ -213,9 +216,11 @@ impl RetryThrottle {
         py: Python<'_>,
         max_tokens: Option<&Bound<'_, PyAny>>,
         token_ratio: Option<&Bound<'_, PyAny>>,
-        name: Option<String>,
-        shared: Option<String>,
+        name: Option<&Bound<'_, PyAny>>,
+        shared: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
+        let name = text(py, "name", name)?;
+        let shared = text(py, "shared", shared)?;
         let max_tokens = max_tokens.map_or(Ok(10.0), |v| real(py, "max_tokens", v))?;
         let token_ratio = token_ratio.map_or(Ok(0.1), |v| real(py, "token_ratio", v))?;
         let config = RetryThrottleConfig {

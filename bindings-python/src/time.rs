@@ -4,9 +4,8 @@
 //! binding); what stays here is Python's refusal of what it cannot represent, as
 //! a `SeawallConfigError` naming the keyword argument, and the clock glue.
 
-use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyFloat, PyInt};
+use pyo3::types::{PyBool, PyFloat, PyInt, PyString};
 use seawall_core::Ratio;
 pub use seawall_host::units::ns_to_secs;
 use seawall_host::units::{is_non_negative, ratio_of_factor, ratio_of_percent};
@@ -79,8 +78,8 @@ pub fn count(py: Python<'_>, field: &str, n: i64, min: u32, max: u32) -> PyResul
 
 /// A numeric setting given as a Python object. `bool` is an `int` subclass,
 /// so `True` would silently mean 1 (1 %, 1 s): it is refused, like an `int`
-/// too large for a float, as a `SeawallConfigError` naming `field`; what is
-/// not a number at all is a `TypeError`.
+/// too large for a float or what is not a number at all, as a
+/// `SeawallConfigError` naming `field`.
 pub fn real(py: Python<'_>, field: &str, v: &Bound<'_, PyAny>) -> PyResult<f64> {
     if v.is_instance_of::<PyBool>() {
         return Err(config_error(
@@ -90,10 +89,11 @@ pub fn real(py: Python<'_>, field: &str, v: &Bound<'_, PyAny>) -> PyResult<f64> 
         ));
     }
     if !(v.is_instance_of::<PyInt>() || v.is_instance_of::<PyFloat>()) {
-        return Err(PyTypeError::new_err(format!(
-            "{field} must be a number, got {}",
-            v.repr()?
-        )));
+        return Err(config_error(
+            py,
+            field,
+            &format!("invalid {field}: must be a number, got {}", v.repr()?),
+        ));
     }
     v.extract::<f64>().map_err(|_| {
         config_error(
@@ -118,9 +118,9 @@ pub fn seconds(py: Python<'_>, field: &str, v: &Bound<'_, PyAny>) -> PyResult<f6
     real(py, field, v)
 }
 
-/// A whole-number setting given as a Python object: `bool` and an `int` beyond
-/// 64 bits are a `SeawallConfigError` naming `field` (the caller checks the
-/// range); what is not an `int` is a `TypeError`.
+/// A whole-number setting given as a Python object: `bool`, an `int` beyond
+/// 64 bits and what is not an `int` are a `SeawallConfigError` naming `field`
+/// (the caller checks the range).
 pub fn whole(py: Python<'_>, field: &str, v: &Bound<'_, PyAny>) -> PyResult<i64> {
     if v.is_instance_of::<PyBool>() {
         return Err(config_error(
@@ -130,10 +130,11 @@ pub fn whole(py: Python<'_>, field: &str, v: &Bound<'_, PyAny>) -> PyResult<i64>
         ));
     }
     if !v.is_instance_of::<PyInt>() {
-        return Err(PyTypeError::new_err(format!(
-            "{field} must be a whole number, got {}",
-            v.repr()?
-        )));
+        return Err(config_error(
+            py,
+            field,
+            &format!("invalid {field}: must be a whole number, got {}", v.repr()?),
+        ));
     }
     v.extract::<i64>().map_err(|_| {
         config_error(
@@ -142,6 +143,20 @@ pub fn whole(py: Python<'_>, field: &str, v: &Bound<'_, PyAny>) -> PyResult<i64>
             &format!("invalid {field}: must be a whole number that fits in 64 bits, got {v}"),
         )
     })
+}
+
+/// An optional string setting (a name, a region) given as a Python object:
+/// anything but a `str` is a `SeawallConfigError` naming `field`.
+pub fn text(py: Python<'_>, field: &str, v: Option<&Bound<'_, PyAny>>) -> PyResult<Option<String>> {
+    match v {
+        None => Ok(None),
+        Some(v) if v.is_instance_of::<PyString>() => v.extract().map(Some),
+        Some(v) => Err(config_error(
+            py,
+            field,
+            &format!("invalid {field}: must be a string, got {}", v.repr()?),
+        )),
+    }
 }
 
 /// Where "now" comes from: the OS monotonic clock (`CLOCK_MONOTONIC`, shared by
@@ -159,6 +174,22 @@ impl Clock {
     #[must_use]
     pub fn new(clock: Option<Py<PyAny>>) -> Self {
         clock.map_or(Self::Os, Self::Custom)
+    }
+
+    /// From a `clock=` argument users pass to a native class directly: what is
+    /// not callable is a `SeawallConfigError` naming `clock`.
+    pub fn checked(py: Python<'_>, clock: Option<Py<PyAny>>) -> PyResult<Self> {
+        match clock {
+            Some(f) if !f.bind(py).is_callable() => Err(config_error(
+                py,
+                "clock",
+                &format!(
+                    "invalid clock: must be callable, got {}",
+                    f.bind(py).repr()?
+                ),
+            )),
+            other => Ok(Self::new(other)),
+        }
     }
 
     /// Now, in nanoseconds.

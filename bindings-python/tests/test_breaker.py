@@ -76,13 +76,12 @@ def test_invalid_config_names_the_field(kwargs, field):
     assert isinstance(e.value, ValueError)
 
 
-def test_wrong_types_are_type_errors():
-    with pytest.raises(TypeError):
-        CircuitBreaker(window=100)  # type: ignore[arg-type]
-    with pytest.raises(TypeError):
-        CircuitBreaker(record_on="ValueError")  # type: ignore[arg-type]
-    with pytest.raises(TypeError):
-        CircuitBreaker(minimum_calls="10")  # type: ignore[arg-type]
+def test_wrong_types_are_config_errors_naming_the_field():
+    for kwargs, field in (({"window": 100}, "window"), ({"record_on": "ValueError"}, "record_on"),
+                          ({"minimum_calls": "10"}, "minimum_calls")):
+        with pytest.raises(seawall.SeawallConfigError) as e:
+            CircuitBreaker(**kwargs)  # type: ignore[arg-type]
+        assert e.value.field == field
 
 
 def test_defaults_follow_design():

@@ -14,6 +14,13 @@ import pytest
 import seawall
 
 
+@pytest.fixture(autouse=True)
+def fresh_policies(monkeypatch):
+    """Each test its own process-wide policies: ``seawall.chaos(name)`` is one
+    policy per name, and these tests reuse names with counts of their own."""
+    monkeypatch.setattr(seawall.chaos, "_by_name", {})
+
+
 def ok():
     return "ok"
 
@@ -88,6 +95,49 @@ def test_off_unless_enabled():
     assert (m["enabled"], m["calls"], m["applied"], m["failures"], m["latency"], m["hangs"]) == (False, 5, 0, 0, 0, 0)
 
 
+# -- one policy per name ----------------------------------------------------
+
+
+def test_one_policy_per_name_in_the_process():
+    a = seawall.chaos("per-name", enabled=True, failure_rate=1.0)
+    assert seawall.chaos("per-name") is a
+    assert seawall.chaos.for_dependency("per-name") is a
+    assert seawall.chaos.get("per-name") is a and seawall.chaos.get("per-name-none") is None
+    assert seawall.chaos("per-name-other") is not a
+    # Without rules or a seed, a later call changes nothing.
+    assert (a.rules.enabled, a.rules.failure_rate) == (True, 1.0)
+    assert outcomes(a, 2) == ["fail", "fail"]
+    assert a.metrics()["calls"] == 2
+    # With rules, they replace the policy's (fields left out take their defaults).
+    assert seawall.chaos("per-name", enabled=True, latency=0.0) is a
+    assert (a.rules.enabled, a.rules.failure_rate) == (True, 0.0)
+    assert seawall.chaos("per-name", {"enabled": False}) is a and not a.enabled
+    assert a.metrics()["calls"] == 2  # the same policy: its counts go on
+    seawall.chaos.reset()
+
+
+def test_a_later_seed_restarts_the_draws_and_a_bad_call_changes_nothing():
+    rules = dict(enabled=True, probability=0.5, failure_rate=0.5)
+    a = seawall.chaos("per-name-seed", seed=1, **rules)
+    outcomes(a, 7)
+    assert seawall.chaos("per-name-seed", seed=42) is a
+    assert a.rules == seawall.ChaosRules(**rules)
+    assert outcomes(a, 200) == model(42, 200, 0.5, 0.5)
+
+    a.reseed(7)
+    before = a.rules
+    with pytest.raises(seawall.SeawallConfigError) as e:
+        seawall.chaos("per-name-seed", seed=3, failure_rate=2.0)
+    assert e.value.field == "failure_rate"
+    with pytest.raises(seawall.SeawallConfigError) as e:
+        seawall.chaos("per-name-seed", seed="x", enabled=False)
+    assert e.value.field == "seed"
+    # Neither call changed the rules or restarted the draws from its seed.
+    assert a.rules == before
+    assert outcomes(a, 200) == model(7, 200, 0.5, 0.5)
+    seawall.chaos.reset()
+
+
 # -- draws ------------------------------------------------------------------
 
 
@@ -148,7 +198,7 @@ def test_every_retry_attempt_draws_again():
     async def aok():
         return "ok"
 
-    c2 = seawall.chaos("inventory", enabled=True, failure_rate=1.0)
+    c2 = seawall.Chaos("inventory", enabled=True, failure_rate=1.0)  # a second, outside the registry
     with pytest.raises(seawall.ChaosError):
         asyncio.run(seawall.wrap(c2, r)(aok)())
     assert c2.metrics()["failures"] == 3
@@ -175,8 +225,9 @@ def test_fallback_serves_stale_data_while_failing_and_recovers():
 def test_wrap_takes_one_chaos_layer():
     with pytest.raises(TypeError):
         seawall.wrap(seawall.chaos("a"), seawall.chaos("b"))
-    with pytest.raises(TypeError):
+    with pytest.raises(seawall.SeawallConfigError) as e:
         seawall.Policy(chaos=seawall.Retry())
+    assert e.value.field == "chaos"
 
 
 # -- waits ------------------------------------------------------------------
@@ -274,11 +325,22 @@ def test_a_file_sets_the_process_wide_rules_and_a_bad_one_keeps_them(tmp_path, c
         assert outcomes(inv, 3) == ["ok"] * 3
         assert not seawall.chaos.for_dependency("pay-file").enabled
 
-        # Removing the file removes its faults: recovery.
+        # Deleting the file is a bad file too (DESIGN §11): the previous rules
+        # stay, and the reason is reported as for any bad file.
         write(path, {"inv-file": {"enabled": True, "failure_rate": 1.0}})
-        f.reload()
-        path.unlink()
         assert f.reload() is True
+        errors.clear()
+        path.unlink()
+        with caplog.at_level(logging.WARNING, logger="seawall"):
+            assert f.reload() is False
+        assert isinstance(f.error, FileNotFoundError)
+        assert errors == [(str(path), f.error)]
+        assert outcomes(inv, 3) == ["fail"] * 3
+        assert any("kept its previous rules" in r.getMessage() for r in caplog.records)
+
+        # The game day ends when the rules say so.
+        write(path, {"inv-file": {"enabled": False}})
+        assert f.reload() is True and f.error is None
         assert outcomes(inv, 3) == ["ok"] * 3
     finally:
         f.close()
@@ -323,6 +385,41 @@ def test_the_watcher_rereads_a_changed_file(tmp_path):
     assert not inv.enabled
 
 
+def test_the_watcher_keeps_the_rules_of_a_deleted_file_and_reads_it_again(tmp_path):
+    path = tmp_path / "rules.json"
+    write(path, {"inv-gone": {"enabled": True, "failure_rate": 1.0}})
+    seen = []
+    reported = threading.Event()
+
+    def on_error(p, e):
+        seen.append(e)
+        reported.set()
+
+    with seawall.chaos.load(path, poll_interval=0.01, on_error=on_error) as f:
+        inv = seawall.chaos.for_dependency("inv-gone")
+        path.unlink()
+        assert reported.wait(10)
+        assert isinstance(seen[0], FileNotFoundError)
+        assert inv.rules.enabled and inv.rules.failure_rate == 1.0
+        time.sleep(0.1)  # ten more polls of the same missing file: reported once
+        assert len(seen) == 1
+        write(path, {"inv-gone": {"enabled": True, "failure_rate": 0.0}})
+        assert wait_until(lambda: inv.rules.failure_rate == 0.0)
+        assert f.error is None
+    seawall.chaos.reset()
+
+
+def test_a_file_missing_at_the_first_load_holds_no_rules_until_it_appears(tmp_path):
+    path = tmp_path / "later.json"
+    f = seawall.chaos.load(path, poll_interval=None)
+    assert f.error is None
+    write(path, {"inv-later": {"enabled": True}})
+    assert f.reload() is True
+    assert seawall.chaos.for_dependency("inv-later").enabled
+    f.close()
+    seawall.chaos.reset()
+
+
 def test_a_listener_that_raises_changes_nothing(tmp_path, caplog):
     path = tmp_path / "rules.json"
     write(path, {"inv-l": {"enabled": True}})
@@ -348,8 +445,9 @@ def test_prometheus_and_otel_export_the_counts():
     from prometheus_client.parser import text_string_to_metric_families
     from seawall.prometheus import SeawallCollector
 
-    c = seawall.chaos("inv-export", enabled=True, latency=0.001, failure_rate=1.0)
-    h = seawall.chaos("inv-export", enabled=True, probability=0.0)
+    # Two policies of one name (built outside the registry) export as one.
+    c = seawall.Chaos("inv-export", enabled=True, latency=0.001, failure_rate=1.0)
+    h = seawall.Chaos("inv-export", enabled=True, probability=0.0)
     outcomes(c, 3)
     outcomes(h, 2)
     reg = CollectorRegistry()

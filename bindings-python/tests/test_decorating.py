@@ -7,6 +7,8 @@ import asyncio
 import concurrent.futures
 import multiprocessing
 import pickle
+import subprocess
+import sys
 import time
 import warnings
 
@@ -130,3 +132,22 @@ def test_a_sync_call_past_the_policy_timeout_says_it_overran():
     assert (r.value, r.source, r.overran) == ("late", "primary", True)
     quick = policy.execute(lambda: "soon")
     assert (quick.value, quick.overran) == ("soon", False)
+
+
+def test_a_collection_while_a_decorated_function_is_made_does_not_crash():
+    # A collection on every allocation: one runs while each native wrapper is
+    # being made (its instance dict allocated, its fields not yet written). In
+    # a child, so a crash is this test's failure, not the end of the run.
+    code = (
+        "import gc, seawall\n"
+        "gc.set_threshold(1)\n"
+        "for i in range(200):\n"
+        "    junk = [[] for _ in range(i % 4)]  # shifts the collector's count\n"
+        "    assert seawall.CircuitBreaker()(lambda: 1)() == 1\n"
+        "for i in range(200):\n"
+        "    junk = [[] for _ in range(i % 4)]\n"
+        "    assert seawall.wrap(seawall.CircuitBreaker(), seawall.Retry())(lambda: 2)() == 2\n"
+        "print('made')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout) == (0, "made\n"), done.stderr[-2000:]

@@ -138,7 +138,9 @@ def test_wrap_retries_results_inside_one_breaker_call():
 
 
 def test_predicates_must_be_callable():
-    with pytest.raises(TypeError):
+    with pytest.raises(seawall.SeawallConfigError) as e:
         Retry(retry_on_result=503)
-    with pytest.raises(TypeError):
+    assert e.value.field == "retry_on_result"
+    with pytest.raises(seawall.SeawallConfigError) as e:
         CircuitBreaker(failure_on_result=503)
+    assert e.value.field == "failure_on_result"

@@ -111,11 +111,13 @@ def test_a_share_that_is_not_a_percentage_names_shares(bad):
     assert "'low'" in str(e.value)
 
 
-def test_strings_stay_type_errors():
-    with pytest.raises(TypeError):
+def test_strings_are_config_errors_naming_the_field():
+    with pytest.raises(seawall.SeawallConfigError) as e:
         seawall.RetryBudget(ttl="10")
-    with pytest.raises(TypeError):
+    assert e.value.field == "ttl"
+    with pytest.raises(seawall.SeawallConfigError) as e:
         Bulkhead("4")
+    assert e.value.field == "max_concurrent"
 
 
 def test_durations_accept_timedelta():

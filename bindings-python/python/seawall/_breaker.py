@@ -168,6 +168,17 @@ def _check_exported(record: Any) -> Tuple[str, int, float]:
     return state, openings, open_left
 
 
+def _listener_list(listeners: Any) -> Tuple[Listener, ...]:
+    """``listeners=`` as a tuple of callables, else a config error naming it."""
+    try:
+        out = tuple(listeners)
+    except TypeError:
+        raise _numbers.config_error("listeners", f"must be an iterable of callables, got {listeners!r}") from None
+    for listener in out:
+        _numbers.function(listener, "listeners")
+    return out
+
+
 class CircuitBreaker(_native.BreakerScope):
     """A circuit breaker over an exact sliding window (DESIGN §3): closed, open,
     half-open, plus manual forced-open and disabled.
@@ -246,16 +257,20 @@ class CircuitBreaker(_native.BreakerScope):
         permit_slots: Optional[int] = None,
     ) -> None:
         initial = None if initial_state is None else _check_exported(initial_state)
-        if failure_on_result is not None and not callable(failure_on_result):
-            raise TypeError(f"failure_on_result must be callable, got {failure_on_result!r}")
+        opt, text, function = _numbers.opt, _numbers.text, _numbers.function
+        opt(function, failure_on_result, "failure_on_result")
+        opt(function, clock, "clock")
+        opt(text, name, "name")
+        opt(text, shared, "shared")
+        listeners = _listener_list(listeners)
         if isinstance(window, CountWindow):
             kind, size, width = "count", _numbers.whole(window.size, "window.size"), 0.0
         elif isinstance(window, TimeWindow):
             size = _numbers.whole(window.buckets, "window.buckets")
             kind, width = "time", _numbers.duration(window.duration, "window.duration") / size if size > 0 else 0.0
         else:
-            raise TypeError(f"window must be a CountWindow or a TimeWindow, got {window!r}")
-        opt, real, whole, secs = _numbers.opt, _numbers.real, _numbers.whole, _numbers.duration
+            raise _numbers.config_error("window", f"must be a CountWindow or a TimeWindow, got {window!r}")
+        real, whole, secs = _numbers.real, _numbers.whole, _numbers.duration
         self._native = _native.Breaker(
             window_kind=kind,
             window_size=size,

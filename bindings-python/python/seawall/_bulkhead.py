@@ -122,7 +122,12 @@ class Bulkhead:
         _poll_interval: Optional[float] = None,
     ) -> None:
         share_tuple: Optional[Tuple[float, float, float, float]] = None
+        _numbers.text(priority, "priority")
+        _numbers.opt(_numbers.text, name, "name")
+        _numbers.opt(_numbers.text, shared, "shared")
         if shares is not None:
+            if not isinstance(shares, Mapping):
+                raise _numbers.config_error("shares", f"must be a mapping of priority to percent, got {shares!r}")
             unknown = set(shares) - set(PRIORITIES)
             if unknown:
                 from ._errors import SeawallConfigError

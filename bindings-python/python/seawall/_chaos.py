@@ -20,10 +20,11 @@ Waits end early, and never outlast the caller's budget:
   the thread is interrupted (a signal on the main thread), so give hanging
   sync calls a deadline.
 
-Rules come from code (``seawall.chaos("inventory", enabled=True, ...)``, then
-:meth:`Chaos.set` / :meth:`Chaos.update` at run time) or, process-wide, from a
-JSON file: :meth:`ChaosRegistry.load` fills the rules of
-:meth:`ChaosRegistry.for_dependency` and re-reads the file when it changes.
+One policy per dependency name per process (``seawall.chaos("inventory")``,
+``seawall.chaos.for_dependency("inventory")``). Rules come from code
+(``seawall.chaos("inventory", enabled=True, ...)``, then :meth:`Chaos.set` /
+:meth:`Chaos.update` at run time) or from a JSON file: :meth:`ChaosRegistry.load`
+sets the rules of the policies it names and re-reads the file when it changes.
 """
 
 from __future__ import annotations
@@ -81,22 +82,22 @@ def _flag(value: Any, field: str) -> bool:
 
 
 def _fraction(value: Any, field: str) -> float:
-    try:
-        f = _numbers.real(value, field)
-    except TypeError:
-        raise SeawallConfigError(f"invalid {field}: must be a number from 0 to 1, got {value!r}", field) from None
+    f = _numbers.real(value, field)
     if not 0.0 <= f <= 1.0:  # NaN fails too
         raise SeawallConfigError(f"invalid {field}: must be a number from 0 to 1, got {value!r}", field)
     return f
 
 
 def _latency(value: Any, field: str) -> float:
-    try:
-        seconds = _numbers.duration(value, field)
-        _seconds.to_ns(seconds, field)
-    except TypeError:
-        raise SeawallConfigError(f"invalid {field}: must be a number of seconds, got {value!r}", field) from None
+    seconds = _numbers.duration(value, field)
+    _seconds.to_ns(seconds, field)
     return seconds
+
+
+def _name(name: Any) -> str:
+    if not isinstance(name, str) or not name:
+        raise SeawallConfigError(f"invalid name: a chaos policy needs a dependency name, got {name!r}", "name")
+    return name
 
 
 @dataclass(frozen=True)
@@ -156,10 +157,11 @@ class ChaosRules:
 
 class Chaos:
     """A fault-injection policy named for the dependency it stands in front of.
-    Made by ``seawall.chaos(name, rules, **fields)`` (its own rules) or
-    ``seawall.chaos.for_dependency(name)`` (the process-wide one, whose rules a
-    loaded file sets). Decorates sync and ``async def`` functions; composes
-    innermost in :func:`~seawall.wrap`. Thread-safe."""
+    ``seawall.chaos(name, rules, **fields)`` and
+    ``seawall.chaos.for_dependency(name)`` give the process-wide one of
+    ``name`` (one per name, whose rules a loaded file sets too); ``Chaos(...)``
+    builds one outside the registry. Decorates sync and ``async def``
+    functions; composes innermost in :func:`~seawall.wrap`. Thread-safe."""
 
     def __init__(
         self,
@@ -169,9 +171,7 @@ class Chaos:
         seed: Optional[int] = None,
         **fields: Any,
     ) -> None:
-        if not isinstance(name, str) or not name:
-            raise SeawallConfigError(f"invalid name: a chaos policy needs a dependency name, got {name!r}", "name")
-        self.name = name
+        self.name = _name(name)
         self._lock = threading.Lock()
         self._rng = random.Random()
         self.reseed(seed)
@@ -190,16 +190,21 @@ class Chaos:
     def enabled(self) -> bool:
         return self._rules.enabled
 
-    def set(self, rules: Union[ChaosRules, Mapping[str, Any], None] = None, **fields: Any) -> ChaosRules:
-        """Replace the rules (fields not given take their defaults: ``set()``
-        turns chaos off). Calls already waiting keep the rules they started with."""
+    @staticmethod
+    def _checked(rules: Union[ChaosRules, Mapping[str, Any], None] = None, **fields: Any) -> ChaosRules:
+        """The rules :meth:`set` would put in force, checked, changing nothing."""
         if rules is None:
             base: Dict[str, Any] = {}
         elif isinstance(rules, ChaosRules):
             base = {f: getattr(rules, f) for f in _FIELDS}
         else:
             base = {f: getattr(ChaosRules.from_mapping(rules), f) for f in _FIELDS}
-        new = ChaosRules.from_mapping({**base, **fields})
+        return ChaosRules.from_mapping({**base, **fields})
+
+    def set(self, rules: Union[ChaosRules, Mapping[str, Any], None] = None, **fields: Any) -> ChaosRules:
+        """Replace the rules (fields not given take their defaults: ``set()``
+        turns chaos off). Calls already waiting keep the rules they started with."""
+        new = self._checked(rules, **fields)
         self._rules = new  # one reference: a call reads the old or the new rules, never a mix
         return new
 
@@ -368,11 +373,15 @@ def parse_rules(text: str) -> Dict[str, ChaosRules]:
 class ChaosFile:
     """A rules file loaded by :meth:`ChaosRegistry.load`. Each read sets the
     rules of every dependency it names (``for_dependency(name)``) and turns off
-    the ones an earlier read named and this one no longer does; a missing file
-    holds no rules (everything it had set is off). A bad file (not JSON, an
-    unknown field, a bad value) changes nothing: the previous rules stay, and
-    the reason is :attr:`error`, passed to ``on_error(path, error)`` and logged
-    on the ``seawall`` logger at WARNING.
+    the ones an earlier read named and this one no longer does; a file missing
+    at the first read holds no rules (until it appears). A bad file (deleted
+    since, unreadable, not JSON, an unknown field, a bad value) changes
+    nothing: the previous rules stay (DESIGN §11), and the reason
+    (``FileNotFoundError`` for a deleted file, else the ``OSError`` or
+    :class:`~seawall.SeawallConfigError`) is :attr:`error`, passed to
+    ``on_error(path, error)`` and logged on the ``seawall`` logger at WARNING.
+    End a game day by writing the rules off, or with
+    :meth:`ChaosRegistry.reset`.
 
     With ``poll_interval`` (seconds; ``None``: never) a daemon thread looks at
     the file's modification time, size and inode every ``poll_interval``, and
@@ -388,6 +397,10 @@ class ChaosFile:
         poll_interval: Optional[float] = 1.0,
         on_error: Optional[Listener] = None,
     ) -> None:
+        if not isinstance(path, (str, os.PathLike)):
+            raise SeawallConfigError(f"invalid path: must be a file path, got {path!r}", "path")
+        if on_error is not None and not callable(on_error):
+            raise SeawallConfigError(f"invalid on_error: must be callable, got {on_error!r}", "on_error")
         self.path = os.fspath(path)
         self.error: Optional[BaseException] = None
         self._registry = registry
@@ -417,9 +430,9 @@ class ChaosFile:
         with self._lock:
             sig = _signature(self.path)
             try:
-                if sig is None:
+                if sig is None and first:
                     rules: Dict[str, ChaosRules] = {}
-                else:
+                else:  # a file deleted since: FileNotFoundError, reported as any bad file
                     with open(self.path, encoding="utf-8") as f:
                         rules = parse_rules(f.read())
             except (OSError, UnicodeDecodeError, SeawallConfigError) as e:
@@ -482,10 +495,11 @@ class ChaosFile:
 
 
 class ChaosRegistry:
-    """``seawall.chaos``: call it for a policy of your own
-    (``seawall.chaos("inventory", enabled=True, latency=0.1)``, the same
-    arguments as :class:`Chaos`), or use the process-wide policies:
-    :meth:`for_dependency` and :meth:`load`."""
+    """``seawall.chaos``: the process-wide chaos policies, one per dependency
+    name (as Node's ``chaos(name)``). ``seawall.chaos("inventory", ...)``
+    (the same arguments as :class:`Chaos`), :meth:`for_dependency` and the
+    files of :meth:`load` all reach the same policy. Build a :class:`Chaos`
+    yourself for one outside the registry."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -499,17 +513,37 @@ class ChaosRegistry:
         seed: Optional[int] = None,
         **fields: Any,
     ) -> Chaos:
-        return Chaos(name, rules, seed=seed, **fields)
+        """The policy of ``name``, made at the first call with ``rules`` /
+        ``fields`` (off without them) and ``seed``. A later call returns the
+        same policy; rules or fields given replace its rules (as
+        :meth:`Chaos.set`) and a seed given restarts its draws (as
+        :meth:`Chaos.reseed`); given neither, it changes nothing. A bad value
+        is a :class:`~seawall.SeawallConfigError` naming the field, and then
+        nothing changes."""
+        with self._lock:
+            c = self._by_name.get(_name(name))
+            if c is None:
+                c = Chaos(name, rules, seed=seed, **fields)
+                self._by_name[name] = c
+                return c
+        new = None if rules is None and not fields else c._checked(rules, **fields)
+        if seed is not None:
+            c.reseed(seed)
+        if new is not None:
+            c.set(new)
+        return c
 
     def for_dependency(self, name: str) -> Chaos:
         """The process-wide policy of ``name`` (made, off, at the first ask):
-        the same object every time, whose rules :meth:`load` and your own
-        :meth:`Chaos.set` change for every caller at once."""
+        the same object every time (``seawall.chaos(name)`` too), whose rules
+        :meth:`load` and your own :meth:`Chaos.set` change for every caller at
+        once."""
+        return self(name)
+
+    def get(self, name: str) -> Optional[Chaos]:
+        """The policy of ``name``, or ``None`` when none was made."""
         with self._lock:
-            c = self._by_name.get(name)
-            if c is None:
-                c = self._by_name[name] = Chaos(name)
-            return c
+            return self._by_name.get(name)
 
     def dependencies(self) -> Dict[str, ChaosRules]:
         """The rules of every process-wide policy, by name."""
@@ -528,7 +562,8 @@ class ChaosRegistry:
         ``{"inventory": {"enabled": true, "latency": 0.1, "failure_rate": 0.5}}``.
         A bad file at this first read raises its
         :class:`~seawall.SeawallConfigError` (or ``OSError``); a missing one
-        holds no rules."""
+        holds no rules until it appears. Deleting the file later keeps the
+        rules it set (reported as a bad file)."""
         return ChaosFile(self, path, poll_interval=poll_interval, on_error=on_error)
 
     def reset(self) -> None:

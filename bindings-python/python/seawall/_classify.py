@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Callable, List, Optional, Tuple, Type, Union, cast
 
+from ._numbers import config_error
+
 ExceptionSpec = Union[
     Type[BaseException],
     Tuple[Type[BaseException], ...],
@@ -22,8 +24,9 @@ SUCCESS, FAILURE, IGNORED = 0, 1, 2
 
 
 def matcher(spec: Optional[ExceptionSpec], what: str) -> Optional[Callable[[BaseException], bool]]:
-    """A predicate for ``spec``; ``None`` for ``None``. Raises ``TypeError`` for
-    anything that is neither exception types nor a callable."""
+    """A predicate for ``spec``; ``None`` for ``None``. Anything that is neither
+    exception types nor a callable is a :class:`~seawall.SeawallConfigError`
+    naming ``what`` (the keyword argument)."""
     if spec is None:
         return None
     if isinstance(spec, type) and issubclass(spec, BaseException):
@@ -33,12 +36,12 @@ def matcher(spec: Optional[ExceptionSpec], what: str) -> Optional[Callable[[Base
         types = tuple(spec)
         for t in types:
             if not (isinstance(t, type) and issubclass(t, BaseException)):
-                raise TypeError(f"{what}: {t!r} is not an exception type")
+                raise config_error(what, f"{t!r} is not an exception type")
         return lambda e: isinstance(e, types)
     if callable(spec):
         pred = cast(Callable[[BaseException], object], spec)
         return lambda e: bool(pred(e))
-    raise TypeError(f"{what} must be exception types or a predicate, got {spec!r}")
+    raise config_error(what, f"must be exception types or a predicate, got {spec!r}")
 
 
 def classifier(

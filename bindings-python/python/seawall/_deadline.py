@@ -25,6 +25,7 @@ from typing import Any, Awaitable, Callable, Optional, Tuple, TypeVar
 from . import _listeners, _native
 from ._errors import DeadlineExceededError
 from ._callables import is_async_callable
+from ._numbers import function, opt
 from ._seconds import Seconds, to_ns
 
 __all__ = ["Deadline", "current_deadline", "timeout", "Timeout"]
@@ -86,7 +87,7 @@ class Deadline:
         clock: Optional[Callable[[], float]] = None,
         _native_deadline: Optional[_native.Deadline] = None,
     ) -> None:
-        self._clock = clock
+        self._clock = opt(function, clock, "clock")
         if _native_deadline is not None:
             self._d = _native_deadline
         else:
@@ -234,7 +235,7 @@ class Timeout:
             seconds = seconds.total_seconds()
         to_ns(seconds, "timeout")
         self.seconds = float(seconds)
-        self._clock = clock
+        self._clock = opt(function, clock, "clock")
         self._on_timeout: Tuple[TimeoutListener, ...] = ()
 
     def on_timeout(self, listener: "TimeoutListener") -> "TimeoutListener":

@@ -42,12 +42,14 @@ class HealthReport:
 
     def __init__(self, dependencies: Mapping[str, Sources]) -> None:
         self._deps: List[Tuple[str, List[_Source]]] = []
+        if not isinstance(dependencies, Mapping):
+            raise _numbers.config_error("health", f"must map dependency names to sources, got {dependencies!r}")
         for name, sources in dependencies.items():
             items = list(sources) if isinstance(sources, (list, tuple)) else [sources]
             for s in items:
                 if not (isinstance(s, CircuitBreaker) or hasattr(s, "snapshot") or callable(s)):
-                    raise TypeError(
-                        f"health of {name!r}: takes seawall.Health, CircuitBreaker or a callable, got {s!r}"
+                    raise _numbers.config_error(
+                        "health", f"the health of {name!r} takes seawall.Health, CircuitBreaker or a callable, got {s!r}"
                     )
             self._deps.append((str(name), items))
 
@@ -146,7 +148,10 @@ class Gate:
         retry_after: Any,
     ) -> None:
         if bulkhead is not None and not isinstance(bulkhead, Bulkhead):
-            raise TypeError(f"bulkhead must be a seawall.Bulkhead, got {bulkhead!r}")
+            raise _numbers.config_error("bulkhead", f"must be a seawall.Bulkhead, got {bulkhead!r}")
+        _numbers.opt(_numbers.function, get_priority, "get_priority")
+        _numbers.text(health_path, "health_path")
+        _numbers.opt(_numbers.text, deadline_header, "deadline_header")
         if health is not None and not isinstance(health, HealthReport):
             health = HealthReport(health)
         self.health: Optional[HealthReport] = health

@@ -12,7 +12,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Dict, Generic, Hashable, List, Optional, Sequence, Tuple, TypeVar, Union, cast
 
-from . import _listeners, _native, _seconds
+from . import _listeners, _native, _numbers, _seconds
 from ._breaker import CircuitBreaker
 from ._bulkhead import Bulkhead
 from ._callables import is_async_callable
@@ -58,6 +58,7 @@ class StaleCache:
             from ._errors import SeawallConfigError
 
             raise SeawallConfigError(f"invalid maxsize: must be a whole number >= 1, got {maxsize!r}", "maxsize")
+        _numbers.opt(_numbers.function, key, "key")
         self._cache: Any
         if max_stale is None:
             self._cache = cachetools.LRUCache(maxsize)
@@ -254,7 +255,10 @@ class Policy:
         name: Optional[str] = None,
         chaos: Optional[Chaos] = None,
     ) -> None:
+        _numbers.opt(_numbers.text, name, "name")
         if fallback is not None and not isinstance(fallback, Fallback):
+            if isinstance(fallback, (str, bytes)) or not isinstance(fallback, Sequence):
+                raise _numbers.config_error("fallback", f"must be a seawall.Fallback or a list of alternatives, got {fallback!r}")
             fallback = Fallback(*fallback)
         if timeout is not None and not isinstance(timeout, Timeout):
             timeout = Timeout(timeout)
@@ -265,7 +269,7 @@ class Policy:
             (chaos, Chaos, "chaos"),
         ):
             if value is not None and not isinstance(value, cls):
-                raise TypeError(f"{what} must be a seawall.{cls.__name__}, got {value!r}")
+                raise _numbers.config_error(what, f"must be a seawall.{cls.__name__}, got {value!r}")
         self.fallback = fallback
         self.bulkhead = bulkhead
         self.breaker = breaker

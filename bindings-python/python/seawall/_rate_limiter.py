@@ -20,7 +20,7 @@ import math
 import time
 from typing import Any, Callable, Generator, Optional, Tuple, TypeVar, cast
 
-from . import _native, _registry
+from . import _native, _numbers, _registry
 from ._callables import guard_async_gen, is_async_callable, refuse_coroutine, refuse_method_descriptor
 from ._errors import RateLimitedError, SeawallConfigError
 from ._numbers import duration, opt, whole
@@ -116,6 +116,12 @@ class RateLimiter:
     ) -> None:
         rate = whole(rate, "rate")
         burst = opt(whole, burst, "burst")
+        opt(_numbers.text, name, "name")
+        opt(_numbers.text, shared, "shared")
+        for fn, field in ((clock, "clock"), (sleep, "sleep"), (async_sleep, "async_sleep")):
+            opt(_numbers.function, fn, field)
+        _numbers.flag(keyed, "keyed")
+        _numbers.flag(wait, "wait")
         per = duration(per, "per")
         if burst is None:
             burst = max(1, min(rate, 2**32 - 1))

@@ -96,6 +96,7 @@ class Backoff:
         """``base``, ``multiplier``, ``max``, ``jitter_factor`` checked
         (``SeawallConfigError`` for a bool or an overflow), in seconds."""
         real, secs = _numbers.real, _numbers.duration
+        _numbers.text(self.jitter, "jitter")
         return (
             secs(self.base, "base"),
             real(self.multiplier, "multiplier"),
@@ -164,9 +165,10 @@ def _as_wait(spec: Any) -> Tuple[Backoff, Optional[Callable[[int, BaseException]
         return _NO_BACKOFF, lambda a, _e: delays[min(a, len(delays)) - 1]
     if callable(spec):
         return _NO_BACKOFF, spec
-    raise TypeError(
-        f"backoff must be a seawall.Backoff, seconds, a timedelta, a list of delays or a function "
-        f"(attempt, exception) -> seconds, got {spec!r}"
+    raise _numbers.config_error(
+        "backoff",
+        f"must be a seawall.Backoff, seconds, a timedelta, a list of delays or a function "
+        f"(attempt, exception) -> seconds, got {spec!r}",
     )
 
 
@@ -332,8 +334,17 @@ class Retry:
         seed: Optional[int] = None,
         retry_on_result: Optional[Callable[[Any], object]] = None,
     ) -> None:
-        if retry_on_result is not None and not callable(retry_on_result):
-            raise TypeError(f"retry_on_result must be callable, got {retry_on_result!r}")
+        for value, field in (
+            (retry_on_result, "retry_on_result"),
+            (retry_after, "retry_after"),
+            (before_sleep, "before_sleep"),
+            (clock, "clock"),
+        ):
+            _numbers.opt(_numbers.function, value, field)
+        _numbers.opt(_numbers.text, name, "name")
+        for layer, cls, field in ((budget, RetryBudget, "budget"), (throttle, RetryThrottle, "throttle")):
+            if layer is not None and not isinstance(layer, cls):
+                raise _numbers.config_error(field, f"must be a seawall.{cls.__name__}, got {layer!r}")
         self.retry_on_result = retry_on_result
         b, self._wait = _as_wait(backoff)
         base, multiplier, max_, factor = b._numbers()

@@ -40,7 +40,7 @@ def _saturating_ns(seconds: float) -> int:
 
 def to_ns(seconds: Seconds, field: str) -> int:
     """A configured duration in seconds → whole nanoseconds, saturating at
-    :data:`NS_MAX`. Not a number: ``TypeError``; negative, NaN or infinite:
+    :data:`NS_MAX`. Not a number, negative, NaN or infinite:
     :class:`~seawall.SeawallConfigError` naming ``field``."""
     if isinstance(seconds, datetime.timedelta):
         seconds = seconds.total_seconds()
@@ -49,7 +49,9 @@ def to_ns(seconds: Seconds, field: str) -> int:
 
         raise SeawallConfigError(f"invalid {field}: must be a number of seconds, got a bool ({seconds})", field)
     if not isinstance(seconds, (int, float)):
-        raise TypeError(f"{field} must be a number of seconds, got {seconds!r}")
+        from ._errors import SeawallConfigError
+
+        raise SeawallConfigError(f"invalid {field}: must be a number of seconds, got {seconds!r}", field)
     if not (seconds >= 0 and seconds != math.inf):
         from ._errors import SeawallConfigError
 
