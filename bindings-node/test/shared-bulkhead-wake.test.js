@@ -32,7 +32,7 @@ function wakerThreads() {
     }).length;
 }
 
-/** Wait (up to 5 s) until this process has `n` waker threads; returns how many it has. */
+/** Wait (up to 5 s) until this process has `n` waker threads (a new thread names itself once it runs); returns how many it has. */
 async function wakerThreadsSettle(n) {
   for (let i = 0; i < 500 && wakerThreads() !== n; i += 1) await delay(10);
   return wakerThreads();
@@ -113,7 +113,7 @@ test('a worker thread with its own handle is woken by the main thread\'s release
   w.on('message', (m) => messages[n++]?.resolve(m));
   const exit = new Promise((r) => w.once('exit', r));
   assert.deepEqual(await messages[0].promise, { phase: 'queued', queued: 1, watching: true });
-  assert.equal(wakerThreads(), 1, 'one waker thread, the worker\'s');
+  assert.equal(await wakerThreadsSettle(1), 1, 'one waker thread, the worker\'s');
   await delay(HOLD_MS);
   g.resolve();
   await holder;
@@ -133,7 +133,7 @@ test('a worker thread with its own handle is woken by the main thread\'s release
   t.after(() => w2.terminate());
   const queued = new Promise((r) => w2.once('message', r));
   assert.equal((await queued).phase, 'queued');
-  assert.equal(wakerThreads(), 1);
+  assert.equal(await wakerThreadsSettle(1), 1);
   await w2.terminate();
   assert.equal(await wakerThreadsSettle(0), 0);
   assert.equal(mine.metrics().queued, 0, 'the terminated worker\'s ticket left the queue');
@@ -147,14 +147,14 @@ test('a shared waiter\'s timeout and abort still end its wait, and the waker sto
   Bulkhead.unlinkShared(name);
   t.after(() => Bulkhead.unlinkShared(name));
   const a = new Bulkhead({ shared: name, maxConcurrent: 1, maxQueue: 4 });
-  const b = new Bulkhead({ shared: name, maxConcurrent: 1, maxQueue: 4, queueTimeoutMs: 30 });
+  const b = new Bulkhead({ shared: name, maxConcurrent: 1, maxQueue: 4, queueTimeoutMs: 200 });
   const g = deferred();
   const holder = a.execute(() => g.promise);
   assert.equal(wakerThreads(), 0);
 
   const timedOut = b.execute(async () => 'never');
   assert.equal(b._watching, true);
-  assert.equal(wakerThreads(), 1);
+  assert.equal(await wakerThreadsSettle(1), 1);
   const e = await rejection(timedOut);
   assert.equal(e.code, 'EBULKHEADFULL');
   assert.equal(e.reason, 'queueTimeout');
@@ -164,7 +164,7 @@ test('a shared waiter\'s timeout and abort still end its wait, and the waker sto
   const ac = new AbortController();
   const aborted = b.execute(async () => 'never', { signal: ac.signal });
   await delay(5);
-  assert.equal(wakerThreads(), 1);
+  assert.equal(await wakerThreadsSettle(1), 1);
   ac.abort();
   assert.equal((await rejection(aborted)).code, 'EABORTED');
   assert.equal(await wakerThreadsSettle(0), 0);
