@@ -590,8 +590,8 @@ export declare function semaphoreReclaimAbandoned(h: number): Array<number>
 
 /**
  * Milliseconds between looks of a shared semaphore's waiters at their tickets
- * (`seawall_host::semaphore::SHARED_WAIT_POLL`: a release in another process
- * wakes nobody here).
+ * where no waker thread runs (`semaphore_watch` false), and the longest a
+ * waker thread sleeps at a time (`seawall_host::semaphore::SHARED_WAIT_POLL`).
  */
 export declare function semaphoreSharedPollMs(): number
 
@@ -603,6 +603,22 @@ export declare function semaphoreSnapshot(h: number): NativeSemaphoreSnapshot
  * to it keep theirs; the next open creates a new one.
  */
 export declare function semaphoreUnlinkShared(name: string): void
+
+/**
+ * Stop the thread `semaphore_watch` started (it ends within the poll interval;
+ * one that is not running is fine). Collecting the handle stops it too.
+ */
+export declare function semaphoreUnwatch(h: number): void
+
+/**
+ * Shared semaphores: while this handle's tickets wait, call `wake` (no
+ * arguments, on this thread) whenever a release, cancel or reclaim in any
+ * process may have granted one, and once now (see `crate::waker`). Returns
+ * true when that thread runs (already, or started now); false for a local
+ * semaphore, where the OS has no wait on the release counter, or where the
+ * thread could not be made: then poll every `semaphoreSharedPollMs()`.
+ */
+export declare function semaphoreWatch(h: number, wake: () => void): boolean
 
 /**
  * Whether this machine can share structures between processes (native lock-free

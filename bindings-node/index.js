@@ -884,4 +884,6 @@ module.exports.semaphoreReclaimAbandoned = nativeBinding.semaphoreReclaimAbandon
 module.exports.semaphoreSharedPollMs = nativeBinding.semaphoreSharedPollMs
 module.exports.semaphoreSnapshot = nativeBinding.semaphoreSnapshot
 module.exports.semaphoreUnlinkShared = nativeBinding.semaphoreUnlinkShared
+module.exports.semaphoreUnwatch = nativeBinding.semaphoreUnwatch
+module.exports.semaphoreWatch = nativeBinding.semaphoreWatch
 module.exports.sharedSupported = nativeBinding.sharedSupported

@@ -9,7 +9,8 @@
 // (an open breaker's rejection, a full bulkhead's) next to opossum's and
 // cockatiel's, the error caught; then an admitted call through a rate limiter,
 // seawall's RateLimiter (execute, and the synchronous tryAcquire) against
-// bottleneck in local mode (schedule). Contenders run interleaved in rounds and
+// bottleneck in local mode (schedule); last, the hand-off of a shared
+// bulkhead's permit to a waiter in another process (./handoff.js). Contenders run interleaved in rounds and
 // each keeps its median round, so drift hits all of them alike.
 // Prints ns per call and the ratios; nothing here is a pass/fail test.
 //
@@ -24,6 +25,7 @@ const OpossumBreaker = require('opossum');
 const SeawallOpossum = require(path.join(__dirname, '..', '..', 'bindings-node', 'lib', 'opossum.js'));
 const cockatiel = require('cockatiel');
 const Bottleneck = require('bottleneck');
+const { handoff: handoffBench, describe: describeHandoff } = require('./handoff');
 
 const quick = process.argv.includes('--quick');
 const jsonAt = process.argv.indexOf('--json');
@@ -35,6 +37,8 @@ const LIMITER_CALLS = quick ? 2_000 : 20_000;
 // it registers and frees each job, so one awaited call takes milliseconds:
 // fewer of them per round keep the run short.
 const BOTTLENECK_CALLS = quick ? 20 : 300;
+// Cross-process hand-offs of a shared bulkhead's permit (./handoff.js).
+const HANDOFFS = quick ? 30 : 300;
 
 const noop = () => Promise.resolve(1);
 const never = () => new Promise(() => {});
@@ -182,12 +186,15 @@ async function main() {
   for (const [n, v] of Object.entries(rl)) console.log(`  ${n.padEnd(42)} ${v.toFixed(0).padStart(7)} ns`);
   const cheaper = rl['bottleneck schedule (local)'] / rl['seawall RateLimiter execute'];
   console.log(`  bottleneck ÷ seawall execute: ${cheaper.toFixed(1)}× per call — target ≥ 5×: ${cheaper >= 5 ? 'met' : 'MISSED'}`);
+  const handoff = await handoffBench(HANDOFFS);
+  console.log(`shared bulkhead, ${describeHandoff(handoff)}`);
   if (jsonPath) {
     const fs = require('node:fs');
     const version = (name) => JSON.parse(fs.readFileSync(path.join(__dirname, 'node_modules', name, 'package.json'), 'utf8')).version;
     const doc = {
       node: process.version, calls: CALLS, rounds: ROUNDS, ns_per_call: ns,
       rate_limiter: { calls: LIMITER_CALLS, bottleneck_calls: BOTTLENECK_CALLS, ns_per_call: rl },
+      handoff,
       versions: { seawall: require(path.join(__dirname, '..', '..', 'bindings-node', 'package.json')).version,
                   opossum: version('opossum'), cockatiel: version('cockatiel'), bottleneck: version('bottleneck') },
     };

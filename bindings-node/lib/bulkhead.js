@@ -20,12 +20,17 @@
 //
 // Shared bulkheads (`shared: name`, one semaphore for every process of the
 // host): a release in another process hands its permit to the oldest waiter of
-// any process, and nothing tells this one. So while this process has waiters, a
-// timer polls them every `semaphoreSharedPollMs()` (the host's one shared-wait
-// policy, the same in every runtime) and is cleared the moment the last waiter
-// is served or leaves. It is not unref'd: a waiter is work not yet done, and a process that
-// exited while waiting would leave its ticket in the shared queue, where a grant
-// would hold a permit until someone reclaims it.
+// any process. While this process has waiters, a native thread sleeps on the
+// semaphore's release counter (src/waker.rs: a futex that every process's
+// release wakes) and calls `_onWake` to look at the tickets; where that wait
+// does not exist, a timer polls them every `semaphoreSharedPollMs()` (the
+// host's one shared-wait policy) instead. Both stop the moment the last waiter
+// is served or leaves. The timer runs in either case (every `SAFETY_POLL_MS`
+// beside the thread, the bound on a wake-up lost to a region another process
+// overwrote) and is not unref'd: a waiter is work not yet done, and a process
+// that exited while waiting would leave its ticket in the shared queue, where a
+// grant would hold a permit until someone reclaims it. The thread never keeps
+// the process alive.
 
 const { binding, fast, constants } = require('./native');
 const {
@@ -51,6 +56,8 @@ const PASSED_ON = CANCEL_RESULTS.indexOf('passedOn');
 const NO_TICKET = constants.absent;
 const NOT_HELD = constants.releaseNotHeld;
 const SHARED_POLL_MS = binding.semaphoreSharedPollMs();
+/** The timer's period while the native waker thread runs (see the top of this file). */
+const SAFETY_POLL_MS = 100;
 const NO_SIGNAL = Object.freeze({ signal: undefined });
 const TICKET = { integer: true, max: Number.MAX_SAFE_INTEGER };
 
@@ -107,6 +114,10 @@ class Bulkhead extends SafeEmitter {
     this._live = 0;
     this._timer = undefined;
     this._onTick = shared === undefined ? undefined : () => this._tick();
+    // Shared: whether the waker thread runs, and how often each way looked.
+    this._watching = false;
+    this._onWake = shared === undefined ? undefined : () => this._woken();
+    this._looks = { timer: 0, waker: 0 };
     this._counts = { admitted: 0, shed: 0, full: 0, queueTimeout: 0, aborted: 0 };
     // Local only: permits kept for the next calls, callers holding permits, and
     // each priority's limit (critical, high, normal, low).
@@ -234,26 +245,43 @@ class Bulkhead extends SafeEmitter {
       }
       this._waiters.push(w);
       this._live += 1;
-      if (this._onTick !== undefined && this._timer === undefined) {
-        this._timer = setTimeout(this._onTick, SHARED_POLL_MS);
+      if (this._onTick !== undefined) {
+        if (!this._watching) this._watching = binding.semaphoreWatch(this._h, this._onWake);
+        if (this._timer === undefined) this._timer = setTimeout(this._onTick, this._pollMs());
       }
     });
   }
 
-  /** A waiter is done (served or gone): the last one stops the shared poll timer. */
+  /** A waiter is done (served or gone): the last one stops the shared poll timer and waker. */
   _settled() {
     this._live -= 1;
-    if (this._live === 0 && this._timer !== undefined) {
+    if (this._live !== 0) return;
+    if (this._timer !== undefined) {
       clearTimeout(this._timer);
       this._timer = undefined;
     }
+    if (this._watching) {
+      this._watching = false;
+      binding.semaphoreUnwatch(this._h);
+    }
+  }
+
+  _pollMs() {
+    return this._watching ? SAFETY_POLL_MS : SHARED_POLL_MS;
   }
 
   /** Shared: look for grants made by other processes, then poll again later. */
   _tick() {
     this._timer = undefined;
+    this._looks.timer += 1;
     this._drain();
-    if (this._live > 0) this._timer = setTimeout(this._onTick, SHARED_POLL_MS);
+    if (this._live > 0) this._timer = setTimeout(this._onTick, this._pollMs());
+  }
+
+  /** Shared: the waker thread saw a release (of any process): look. */
+  _woken() {
+    this._looks.waker += 1;
+    if (this._live > 0) this._drain();
   }
 
   /**

@@ -458,7 +458,8 @@ export interface BulkheadOptions {
    * of them, one FIFO queue. Every process must give the same `maxConcurrent`
    * (≤ 4096), `maxQueue` (≤ 1024) and `shares` (ESHAREDMISMATCH otherwise);
    * `queueTimeoutMs` and `name` are each process's own. While this process has
-   * waiters it polls for grants made by other processes (every 2 ms, as Python does).
+   * waiters, a native thread (Linux: a futex on the region's release counter)
+   * wakes them when another process releases; elsewhere it polls every 2 ms.
    */
   shared?: string;
 }

@@ -25,8 +25,9 @@
 
 use std::cell::RefCell;
 use std::collections::HashSet;
+use std::sync::Arc;
 
-use napi::bindgen_prelude::{Env, External};
+use napi::bindgen_prelude::{Env, External, Function};
 use napi_derive::napi;
 use seawall_core::{Priority, PriorityShares, RejectReason, SemaphoreConfig, SemaphoreRejected};
 use seawall_host::holders::HolderError;
@@ -43,6 +44,7 @@ use crate::boundary::{
 
 use crate::convert::{config_error, count, percent, region_error};
 use crate::handles::{Token, registry};
+use crate::waker::{self, Waker};
 
 /// A semaphore configuration as the JS layer sends it (absent = default):
 /// shares in percent of `max_concurrent`.
@@ -80,9 +82,10 @@ pub fn semaphore_config(c: &NativeSemaphoreConfig) -> Result<SemaphoreConfig> {
     Ok(cfg)
 }
 
-/// A semaphore and, when shared, what this handle holds of it.
+/// A semaphore (shared with its waker thread, `crate::waker`, hence the `Arc`)
+/// and, when shared, what this handle holds of it.
 struct Sem {
-    sem: Semaphore,
+    sem: Arc<Semaphore>,
     holdings: Option<Holdings>,
 }
 
@@ -103,6 +106,8 @@ struct Holdings {
     held: RefCell<Vec<u64>>,
     /// Ids of this handle's tickets still in the queue.
     waiting: RefCell<HashSet<u64>>,
+    /// The thread that wakes this handle's waiters, while it runs.
+    waker: RefCell<Option<Waker>>,
 }
 
 impl Drop for Sem {
@@ -262,12 +267,14 @@ fn new_semaphore(
     let cfg = semaphore_config(config)?;
     let sem = match shared {
         None => Sem {
-            sem: Semaphore::local(&cfg).map_err(config_error)?,
+            sem: Arc::new(Semaphore::local(&cfg).map_err(config_error)?),
             holdings: None,
         },
         Some(name) => Sem {
-            sem: Semaphore::open_shared(&name, &cfg, &OpenOptions::default())
-                .map_err(region_error)?,
+            sem: Arc::new(
+                Semaphore::open_shared(&name, &cfg, &OpenOptions::default())
+                    .map_err(region_error)?,
+            ),
             holdings: Some(Holdings::default()),
         },
     };
@@ -278,8 +285,8 @@ fn new_semaphore(
 }
 
 /// Milliseconds between looks of a shared semaphore's waiters at their tickets
-/// (`seawall_host::semaphore::SHARED_WAIT_POLL`: a release in another process
-/// wakes nobody here).
+/// where no waker thread runs (`semaphore_watch` false), and the longest a
+/// waker thread sleeps at a time (`seawall_host::semaphore::SHARED_WAIT_POLL`).
 #[napi]
 #[allow(
     clippy::cast_possible_truncation,
@@ -287,6 +294,37 @@ fn new_semaphore(
 )]
 pub fn semaphore_shared_poll_ms() -> u32 {
     SHARED_WAIT_POLL.as_millis() as u32
+}
+
+/// Shared semaphores: while this handle's tickets wait, call `wake` (no
+/// arguments, on this thread) whenever a release, cancel or reclaim in any
+/// process may have granted one, and once now (see `crate::waker`). Returns
+/// true when that thread runs (already, or started now); false for a local
+/// semaphore, where the OS has no wait on the release counter, or where the
+/// thread could not be made: then poll every `semaphoreSharedPollMs()`.
+#[napi]
+pub fn semaphore_watch(h: f64, wake: Function<'_, (), ()>) -> Result<bool> {
+    with(h, |sem| {
+        let Some(h) = &sem.holdings else {
+            return false;
+        };
+        let mut running = h.waker.borrow_mut();
+        if running.is_none() && waker::available(&sem.sem) {
+            *running = waker::start(&sem.sem, &wake).ok().flatten();
+        }
+        running.is_some()
+    })
+}
+
+/// Stop the thread `semaphore_watch` started (it ends within the poll interval;
+/// one that is not running is fine). Collecting the handle stops it too.
+#[napi]
+pub fn semaphore_unwatch(h: f64) -> Result<()> {
+    with(h, |sem| {
+        if let Some(h) = &sem.holdings {
+            drop(h.waker.borrow_mut().take());
+        }
+    })
 }
 
 /// Take a permit of semaphore `h` now, or (with `wait`) a ticket in the queue;

@@ -43,6 +43,7 @@ mod handles;
 mod health;
 mod rate_limiter;
 mod retry;
+mod waker;
 
 use napi::bindgen_prelude::External;
 use napi_derive::napi;
