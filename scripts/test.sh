@@ -48,7 +48,7 @@ case $rc in
   *) exit "$rc" ;;
 esac
 
-step "host: loom models of the permit and holder tables"
+step "host: loom models of the permit table, the breaker cell and the holder table"
 bash scripts/loom-host.sh
 
 step "C ABI: fuzzing through the exported functions (cargo fuzz, bounded)"
@@ -62,6 +62,9 @@ esac
 step "lints of the loom build (RUSTFLAGS=--cfg loom)"
 RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
   cargo clippy -q --locked -p seawall-core -p seawall-loom-tests --tests -- -D warnings
+RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
+  cargo clippy -q --locked -p seawall-host --lib --test loom_permits --test loom_holders \
+  --test loom_breaker_cell -- -D warnings
 
 step "loom models (RUSTFLAGS=--cfg loom, LOOM_MAX_PREEMPTIONS=2)"
 LOOM_MAX_PREEMPTIONS=2 RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \

@@ -26,11 +26,10 @@
 //! `unsafe` lives only where a region is mapped and read (an OS edge); each block
 //! says why it is sound.
 
-// Under `--cfg loom` only the permit table, the holder table and the semaphore
-// cell are built: their loom models (`tests/loom_permits.rs`,
-// `tests/loom_holders.rs`) are all that build is for.
+// Under `--cfg loom` only the permit table, the holder table, the breaker cell
+// and the semaphore cell are built: their loom models (`tests/loom_permits.rs`,
+// `tests/loom_holders.rs`, `tests/loom_breaker_cell.rs`) are all that build is for.
 
-#[cfg(not(loom))]
 pub mod breaker;
 #[cfg(not(loom))]
 pub mod clock;

@@ -345,6 +345,7 @@ impl<const N: usize> PermitTable<N> {
 
     /// Held permits that are not probes (a scan): the core counts them in its
     /// `admitted` total only once recorded.
+    #[cfg(not(loom))]
     pub(crate) fn held_non_probes(&self) -> u64 {
         self.words()
             .filter(|&(i, w)| {

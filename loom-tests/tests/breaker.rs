@@ -171,17 +171,21 @@ fn open_until_belongs_to_its_opening() {
 }
 
 /// Every permit is consumed exactly once: recorded, ignored or dropped, and
-/// the probe slots all come back.
+/// the probe slots all come back. Both probes fit in one episode, so each is
+/// one `ignored` and none is stale (a permit consumed twice would show as a
+/// second `ignored` or, its probe slot already given back, as a stale record).
 #[test]
 fn every_permit_consumed_once() {
     model(|| {
         let b = Arc::new(breaker(2, 3));
         trip(&b);
+        let admitted = Arc::new(AtomicUsize::new(0));
         let hs: Vec<_> = (0..2)
             .map(|i| {
-                let b = b.clone();
+                let (b, admitted) = (b.clone(), admitted.clone());
                 thread::spawn(move || {
                     if let Ok(p) = b.try_acquire(OPEN) {
+                        admitted.fetch_add(1, Ordering::SeqCst);
                         match i {
                             0 => drop(p),
                             _ => p.record(Outcome::Ignored, 0, OPEN),
@@ -195,6 +199,16 @@ fn every_permit_consumed_once() {
         }
         let m = b.metrics(OPEN);
         let t = m.totals;
+        assert_eq!(
+            admitted.load(Ordering::SeqCst),
+            2,
+            "two probe slots, two probes"
+        );
+        assert_eq!(
+            (t.ignored, t.stale),
+            (2, 0),
+            "each permit consumed once: {t:?}"
+        );
         assert_eq!(t.admitted, t.successes + t.failures + t.ignored);
         assert_eq!(m.state, State::HalfOpen);
         assert_eq!(m.half_open_in_flight, 0, "both probe slots came back");

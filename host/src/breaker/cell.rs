@@ -4,12 +4,15 @@
 use core::mem::MaybeUninit;
 
 use seawall_core::{
-    BreakerConfig, CircuitBreaker, ConfigError, CountWindow, Field, Ratio, SlidingWindow,
-    TimeWindow, WindowConfig,
+    BreakerConfig, CircuitBreaker, ConfigError, CountWindow, SlidingWindow, TimeWindow,
 };
+#[cfg(not(loom))]
+use seawall_core::{Field, Ratio, WindowConfig};
 
+#[cfg(not(loom))]
 use crate::entropy::entropy;
 use crate::permits::{PERMIT_SLOTS, PermitTable};
+#[cfg(not(loom))]
 use crate::shared::{Agreement, Shareable};
 
 /// Largest count window (calls) a [`Breaker`](super::Breaker) holds.
@@ -31,11 +34,25 @@ pub type CountCell<const N: usize = PERMIT_SLOTS> =
 pub type TimeCell<const N: usize = PERMIT_SLOTS> = BreakerCell<TimeWindow<TIME_WINDOW_CAPACITY>, N>;
 
 impl<W: SlidingWindow, const N: usize> BreakerCell<W, N> {
+    /// The core breaker (reading it, or a step that needs no permit slot).
+    #[must_use]
+    pub fn breaker(&self) -> &CircuitBreaker<W> {
+        &self.breaker
+    }
+
+    /// The permit table next to it.
+    #[must_use]
+    pub fn permits(&self) -> &PermitTable<N> {
+        &self.permits
+    }
+
     /// Build in place: the core breaker by value (a few KiB), the permit table
-    /// slot by slot.
-    fn build_in_place(
+    /// slot by slot, keyed by `salt` (random for every real table: it is what
+    /// makes a permit of another table fail).
+    pub fn init(
         slot: &mut MaybeUninit<Self>,
         config: &BreakerConfig,
+        salt: u64,
     ) -> Result<(), ConfigError> {
         let breaker = CircuitBreaker::<W>::new(*config)?;
         let p = slot.as_mut_ptr();
@@ -45,11 +62,12 @@ impl<W: SlidingWindow, const N: usize> BreakerCell<W, N> {
         // SAFETY: as above; `MaybeUninit<PermitTable<N>>` has the table's layout.
         let permits =
             unsafe { &mut *(&raw mut (*p).permits).cast::<MaybeUninit<PermitTable<N>>>() };
-        PermitTable::init(permits, entropy());
+        PermitTable::init(permits, salt);
         Ok(())
     }
 }
 
+#[cfg(not(loom))]
 /// What every process sharing a breaker must agree on: every field of the
 /// configuration except `jitter_seed`. The region's permit slots come after
 /// these (each cell type adds its own, see `shareable_breaker!`).
@@ -113,6 +131,7 @@ pub fn breaker_agreement(c: &BreakerConfig) -> Agreement {
         .optional(Field::HalfOpenMaxWait, half_open_max_wait_ns)
 }
 
+#[cfg(not(loom))]
 macro_rules! shareable_breaker {
     ($cell:ty, $slots:expr, $layout:expr, $what:expr) => {
         // SAFETY: `BreakerCell` is repr(C) of a core `CircuitBreaker` (repr(C),
@@ -136,7 +155,7 @@ macro_rules! shareable_breaker {
                 slot: &mut MaybeUninit<Self>,
                 config: &BreakerConfig,
             ) -> Result<(), ConfigError> {
-                Self::build_in_place(slot, config)
+                Self::init(slot, config, entropy())
             }
         }
     };
@@ -146,48 +165,56 @@ macro_rules! shareable_breaker {
 // 0x0111 ..= 0x0118: the core's totals count probes apart (closed permits are
 // counted when recorded); one pair of layout ids per permit table size
 // (`super::slots`).
+#[cfg(not(loom))]
 shareable_breaker!(
     CountCell<256>,
     256,
     0x0111,
     "count-window circuit breaker (256 permit slots)"
 );
+#[cfg(not(loom))]
 shareable_breaker!(
     TimeCell<256>,
     256,
     0x0112,
     "time-window circuit breaker (256 permit slots)"
 );
+#[cfg(not(loom))]
 shareable_breaker!(
     CountCell<4096>,
     4096,
     0x0113,
     "count-window circuit breaker (4096 permit slots)"
 );
+#[cfg(not(loom))]
 shareable_breaker!(
     TimeCell<4096>,
     4096,
     0x0114,
     "time-window circuit breaker (4096 permit slots)"
 );
+#[cfg(not(loom))]
 shareable_breaker!(
     CountCell<32768>,
     32768,
     0x0115,
     "count-window circuit breaker (32768 permit slots)"
 );
+#[cfg(not(loom))]
 shareable_breaker!(
     TimeCell<32768>,
     32768,
     0x0116,
     "time-window circuit breaker (32768 permit slots)"
 );
+#[cfg(not(loom))]
 shareable_breaker!(
     CountCell<262_144>,
     262_144,
     0x0117,
     "count-window circuit breaker (262144 permit slots)"
 );
+#[cfg(not(loom))]
 shareable_breaker!(
     TimeCell<262_144>,
     262_144,
