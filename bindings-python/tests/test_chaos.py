@@ -347,6 +347,26 @@ def test_a_file_sets_the_process_wide_rules_and_a_bad_one_keeps_them(tmp_path, c
         seawall.chaos.reset()
 
 
+def test_a_file_naming_an_empty_dependency_is_a_bad_file_that_changes_nothing(tmp_path):
+    # JSON allows "" as a key, a dependency name does not: the whole file is
+    # bad, before any of its rules are set (not half applied, then raised).
+    path = tmp_path / "rules.json"
+    write(path, {"inv-empty": {"enabled": True, "failure_rate": 1.0}})
+    f = seawall.chaos.load(path, poll_interval=None)
+    try:
+        write(path, {"inv-empty": {"enabled": False}, "": {"enabled": True}})
+        assert f.reload() is False
+        assert isinstance(f.error, seawall.SeawallConfigError) and f.error.field == "rules"
+        assert seawall.chaos.for_dependency("inv-empty").rules.failure_rate == 1.0
+        assert seawall.chaos.for_dependency("inv-empty").enabled
+    finally:
+        f.close()
+        seawall.chaos.reset()
+    with pytest.raises(seawall.SeawallConfigError) as e:
+        seawall.chaos.load(path, poll_interval=None)
+    assert e.value.field == "rules"
+
+
 def test_a_bad_file_at_the_first_load_raises(tmp_path):
     path = tmp_path / "rules.json"
     write(path, {"inventory": {"enabled": "true"}})

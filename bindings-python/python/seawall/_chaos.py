@@ -367,6 +367,8 @@ def parse_rules(text: str) -> Dict[str, ChaosRules]:
         raise SeawallConfigError(f"invalid rules file: not JSON ({e})", "rules") from None
     if not isinstance(data, dict):
         raise SeawallConfigError("invalid rules file: must be an object of dependency names to rules", "rules")
+    if "" in data:  # JSON allows it; a dependency name does not (checked before any rule is set)
+        raise SeawallConfigError('invalid rules file: "" is no dependency name', "rules")
     return {name: ChaosRules.from_mapping(r, where=name) for name, r in data.items()}
 
 
