@@ -37,6 +37,11 @@ CASES = [
     (lambda: CircuitBreaker(jitter_seed=1.5), "jitter_seed"),
     (lambda: CircuitBreaker(window=100), "window"),
     (lambda: CircuitBreaker(window=CountWindow(10.0)), "window.size"),  # type: ignore[arg-type]
+    # A time window's duration the user wrote, not the bucket width made of it.
+    (lambda: CircuitBreaker(window=seawall.TimeWindow(-1.0)), "window.duration"),
+    (lambda: CircuitBreaker(window=seawall.TimeWindow(float("nan"))), "window.duration"),
+    (lambda: CircuitBreaker(window=seawall.TimeWindow(float("inf"))), "window.duration"),
+    (lambda: CircuitBreaker(window=seawall.TimeWindow(datetime.timedelta(seconds=-1))), "window.duration"),
     (lambda: CircuitBreaker(record_on="ValueError"), "record_on"),
     (lambda: CircuitBreaker(ignore_on=[ValueError, 5]), "ignore_on"),
     (lambda: CircuitBreaker(name=5), "name"),

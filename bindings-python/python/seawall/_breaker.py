@@ -27,7 +27,7 @@ from typing import (
 from . import _listeners, _native, _numbers, _registry
 from ._callables import guard_async_gen, is_async_callable, refuse_method_descriptor
 from ._classify import ExceptionSpec, classifier
-from ._seconds import Seconds
+from ._seconds import Seconds, to_ns
 from ._stack import HeldStack
 
 __all__ = ["CircuitBreaker", "CountWindow", "TimeWindow", "State", "Permit", "Listener", "CallListener", "EXPORT_VERSION"]
@@ -267,6 +267,9 @@ class CircuitBreaker(_native.BreakerScope):
             kind, size, width = "count", _numbers.whole(window.size, "window.size"), 0.0
         elif isinstance(window, TimeWindow):
             size = _numbers.whole(window.buckets, "window.buckets")
+            # Checked as the user's duration (a negative, NaN or infinite one names it,
+            # not the bucket width made of it); the native side checks the width's range.
+            to_ns(window.duration, "window.duration")
             kind, width = "time", _numbers.duration(window.duration, "window.duration") / size if size > 0 else 0.0
         else:
             raise _numbers.config_error("window", f"must be a CountWindow or a TimeWindow, got {window!r}")
