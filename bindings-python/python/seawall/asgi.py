@@ -139,12 +139,6 @@ def _ends_response(message: Message) -> bool:
     return kind == "http.response.pathsend"
 
 
-def _cancelled_from_outside() -> bool:
-    task = asyncio.current_task()
-    cancelling = getattr(task, "cancelling", None)  # Python >= 3.11
-    return cancelling is not None and cancelling() > 0
-
-
 async def _run_holding(app: ASGIApp, scope: Scope, receive: Receive, send: Send, permit: Any) -> None:
     """Run ``app`` as a task holding ``permit``, given back exactly once: when
     the app returns or raises, or at once when the client disconnects before
@@ -180,12 +174,21 @@ async def _run_holding(app: ASGIApp, scope: Scope, receive: Receive, send: Send,
     task = asyncio.ensure_future(app(scope, receiver.receive, app_send))
     reader = asyncio.ensure_future(receiver.read())
     try:
-        await task
-    except asyncio.CancelledError:
-        # Our own cancel (the client went away) is no error of the request's;
-        # a cancel of this middleware's task reached the app too, and goes on.
-        if not client_gone or _cancelled_from_outside():
+        try:
+            # Waiting on the set, not the task: a CancelledError here is a
+            # cancel of this middleware's own task (on every Python version,
+            # without Task.cancelling), never the app's.
+            await asyncio.wait({task})
+        except asyncio.CancelledError:
+            # As awaiting the task would: the cancel reaches the app, which
+            # ends first, and goes on, even if the client left meanwhile.
+            task.cancel()
+            await asyncio.wait({task})
             raise
+        if task.cancelled() and client_gone:
+            # Our own cancel (the client went away) is no error of the request's.
+            return
+        task.result()
     finally:
         # Given back before anything else can run (as when the app ran in
         # this task): a client that saw its response may ask again at once.
