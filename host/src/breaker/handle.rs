@@ -310,12 +310,10 @@ impl Breaker {
         duration_ns: u64,
         now: u64,
     ) -> Result<Result<(), PermitError>, Corrupt> {
-        let token = PermitToken {
-            epoch: permit.epoch,
-        };
         dispatch!(self,
             cell c => c.record_checked(permit, outcome, duration_ns, now),
             core b => {
+                let token = PermitToken { epoch: permit.epoch };
                 b.record_token_checked(token, outcome, duration_ns, now)?;
                 Ok(Ok(()))
             }
