@@ -6,7 +6,10 @@
 // differ from DESIGN.md this follows opossum; bindings-node/README.md ("Coming
 // from opossum") lists every difference from seawall's own API.
 //
-// Cost per call: no timer and no clock read per call (lib/timeout-list.js).
+// Cost per call: no timer and no clock read per call (lib/timeout-list.js), and
+// no native crossing for a success while the window is clean: successes are
+// held back and recorded in one crossing, as execute() does (breaker.js
+// `_recordSuccess`).
 
 const { SafeEmitter } = require('./hooks');
 const { CircuitBreaker: SeawallBreaker, OUTCOME } = require('./breaker');

@@ -77,3 +77,21 @@ test('a slow-call rule turns batching off: every success carries its duration', 
   await b.execute(slow);
   assert.equal(nativeTotals(b).state, 'open');
 });
+
+test('seawall/opossum holds its successes back the same way: all counted, and judged before the failure after them', async () => {
+  // opossum's defaults: 50 % of the calls in the rolling window, no volume
+  // threshold. S S S F is 25 %: closed; recorded without the successes before
+  // it the failure would be 100 %, and open the breaker.
+  const Opossum = require('seawall/opossum');
+  const b = new Opossum(async (x) => {
+    if (x === 'F') throw new Error('boom');
+    return x;
+  });
+  for (let i = 0; i < 3; i++) assert.equal(await b.fire(i), i);
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(nativeTotals(b._breaker).totalSuccesses, 3);
+  await assert.rejects(b.fire('F'), /boom/);
+  const m = nativeTotals(b._breaker);
+  assert.deepEqual([m.state, m.calls, m.failures, m.totalSuccesses], ['closed', 4, 1, 3]);
+  assert.equal(b.opened, false);
+});
