@@ -231,7 +231,7 @@ class CircuitBreaker extends SafeEmitter {
       if (this._timed) this.emit('failure', { error: undefined, result: value, durationMs });
       return value;
     }
-    this._recordSuccess(permit, durationMs);
+    this._record(permit, SUCCESS, durationMs);
     if (this._timed) this.emit('success', { durationMs });
     return value;
   }
@@ -270,25 +270,7 @@ class CircuitBreaker extends SafeEmitter {
 
   /** Record `permit` (exactly once) as `SUCCESS`, `FAILURE` or `IGNORED` of `OUTCOME`. */
   _settle(permit, outcome, durationMs) {
-    if (outcome === SUCCESS) this._recordSuccess(permit, durationMs);
-    else this._record(permit, outcome, durationMs);
-  }
-
-  /**
-   * Record a success: held back with the others of its epoch while the batch
-   * is open (a local breaker, closed or disabled, no failure in its window, no
-   * slow-call rule: such a success can change no state), recorded in one
-   * crossing at the next tick or when `MAX_BATCH` are pending; else at once.
-   * Every read of the breaker (`state`, `metrics()`, a control) flushes first.
-   */
-  _recordSuccess(permit, durationMs) {
-    if (permit === this._batch) {
-      this._pending += 1;
-      if (this._pending === 1) process.nextTick(flushPending, this);
-      else if (this._pending >= MAX_BATCH) this._flush();
-    } else {
-      this._record(permit, SUCCESS, durationMs);
-    }
+    this._record(permit, outcome, durationMs);
   }
 
   /** The ECIRCUITOPEN error of rejection `code` (from `_admit`). */
@@ -346,8 +328,21 @@ class CircuitBreaker extends SafeEmitter {
     throw error;
   }
 
-  /** Record one outcome, after the successes held back before it. */
+  /**
+   * Record one outcome, after the successes held back before it. A success is
+   * held back itself while the batch is open (a local breaker, closed or
+   * disabled, no failure in its window, no slow-call rule: such a success can
+   * change no state), and recorded with the others in one crossing at the next
+   * tick or once `MAX_BATCH` are pending. Every read of the breaker (`state`,
+   * `metrics()`, a control) flushes first.
+   */
   _record(permit, outcome, durationMs) {
+    if (outcome === SUCCESS && permit === this._batch) {
+      this._pending += 1;
+      if (this._pending === 1) process.nextTick(flushPending, this);
+      else if (this._pending >= MAX_BATCH) this._flush();
+      return;
+    }
     if (this._pending !== 0) this._flush();
     this._recorded(breakerRecord(this._h, permit, outcome, durationMs));
   }

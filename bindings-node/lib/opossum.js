@@ -9,7 +9,7 @@
 // Cost per call: no timer and no clock read per call (lib/timeout-list.js), and
 // no native crossing for a success while the window is clean: successes are
 // held back and recorded in one crossing, as execute() does (breaker.js
-// `_recordSuccess`).
+// `_record`).
 
 const { SafeEmitter } = require('./hooks');
 const { CircuitBreaker: SeawallBreaker, OUTCOME } = require('./breaker');
