@@ -290,13 +290,16 @@ def table(out: Path) -> int:
         p()
         ca = medians.get("floor/compare_exchange")
         c16 = medians.get("floor/load_cmpxchg16b")
+        l16 = medians.get("floor/load128_fetch_add")
         now_ns = medians.get("floor/instant_now")
         spread = abs(fa1 - fa2) / min(fa1, fa2) * 100 if fa1 and fa2 else None
         p(f"Floor: one uncontended `AtomicU64::fetch_add` {ns(fa1)} ns at the start and {ns(fa2)} ns at the end "
           f"of the run (they differ by {spread:.0f} %: the noise of this run); the ratios use their mean, {ns(floor_fa)} ns. "
           f"An uncontended load + `compare_exchange`: {ns(ca)} ns; the same on a 128-bit word (`lock cmpxchg16b`, "
           f"what seawall's windows and state word use): {ns(c16)} ns"
-          f"{f' = {c16 / floor_fa:.2f}× `fetch_add`' if c16 and floor_fa else ''}. `Instant::now()`: {ns(now_ns)} ns — "
+          f"{f' = {c16 / floor_fa:.2f}× `fetch_add`' if c16 and floor_fa else ''}. A 128-bit load + `fetch_add` on "
+          f"another line (what an open rejection must do: read the state word, count the rejection): {ns(l16)} ns. "
+          f"`Instant::now()`: {ns(now_ns)} ns — "
           f"seawall takes `now` from its caller, the peers read the clock themselves (recloser only when open, "
           f"failsafe and tower-resilience on every call), so a caller of seawall adds one or two of these per call.")
         trip_counts = ", ".join(f"{peer_label(r['impl'], versions) if r['impl'] in PEERS else r['impl']} {r['failures_to_trip'] - 1}"

@@ -152,6 +152,14 @@ fn floor(c: &mut Criterion, m: &mut Manifest, group: &'static str) {
                 Ordering::Acquire,
             ));
         });
+        // What an open rejection must do at least: read the 128-bit state word
+        // and count the rejection on another line (one locked instruction).
+        let state = portable_atomic::AtomicU128::new(0);
+        let rejected = crossbeam_utils::CachePadded::new(AtomicU64::new(0));
+        m.bench(&mut g, "load128_fetch_add", || {
+            black_box(black_box(&state).load(Ordering::Acquire));
+            black_box(&*rejected).fetch_add(1, Ordering::Relaxed);
+        });
         m.bench(&mut g, "instant_now", || {
             black_box(Instant::now());
         });

@@ -51,6 +51,7 @@ mod ratio;
 mod retry;
 mod rng;
 mod semaphore;
+mod striped;
 mod sync;
 pub mod time;
 mod window;

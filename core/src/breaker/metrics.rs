@@ -2,6 +2,7 @@
 
 use super::state::State;
 use crate::ratio::Ratio;
+use crate::striped::StripedCounter;
 use crate::sync::{AtomicU64, Ordering};
 use crate::window::WindowCounts;
 
@@ -17,10 +18,13 @@ use crate::window::WindowCounts;
 /// probe admission. Likewise a success the window keeps is counted there only
 /// (`SlidingWindow::successes`, folded as buckets rotate out): `successes` here
 /// holds the others (stale, disabled, probes, dropped by the window, count windows).
+///
+/// `rejected` is striped: a rejection writes nothing else, so under load on an
+/// open breaker one shared counter line would be all a rejection costs.
 #[repr(C)]
 pub(crate) struct Totals {
+    pub(crate) rejected: StripedCounter,
     pub(crate) probes_admitted: AtomicU64,
-    pub(crate) rejected: AtomicU64,
     pub(crate) successes: AtomicU64,
     pub(crate) failures: AtomicU64,
     pub(crate) slow: AtomicU64,
@@ -33,8 +37,8 @@ pub(crate) struct Totals {
 impl Totals {
     pub(crate) fn new() -> Self {
         Self {
+            rejected: StripedCounter::new(),
             probes_admitted: AtomicU64::new(0),
-            rejected: AtomicU64::new(0),
             successes: AtomicU64::new(0),
             failures: AtomicU64::new(0),
             slow: AtomicU64::new(0),
@@ -72,7 +76,7 @@ impl Totals {
                 .wrapping_add(failures)
                 .wrapping_add(ignored)
                 .wrapping_add(probes_out),
-            rejected: r(&self.rejected),
+            rejected: self.rejected.sum(),
             successes,
             failures,
             slow: r(&self.slow),

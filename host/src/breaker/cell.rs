@@ -163,61 +163,62 @@ macro_rules! shareable_breaker {
 
 // 0x0103 / 0x0104: permit slots name their process in the word that claims them.
 // 0x0111 ..= 0x0118: the core's totals count probes apart (closed permits are
-// counted when recorded); one pair of layout ids per permit table size
+// counted when recorded). 0x0121 ..= 0x0128: the core's `rejected` total is
+// spread over four lines. One pair of layout ids per permit table size
 // (`super::slots`).
 #[cfg(not(loom))]
 shareable_breaker!(
     CountCell<256>,
     256,
-    0x0111,
+    0x0121,
     "count-window circuit breaker (256 permit slots)"
 );
 #[cfg(not(loom))]
 shareable_breaker!(
     TimeCell<256>,
     256,
-    0x0112,
+    0x0122,
     "time-window circuit breaker (256 permit slots)"
 );
 #[cfg(not(loom))]
 shareable_breaker!(
     CountCell<4096>,
     4096,
-    0x0113,
+    0x0123,
     "count-window circuit breaker (4096 permit slots)"
 );
 #[cfg(not(loom))]
 shareable_breaker!(
     TimeCell<4096>,
     4096,
-    0x0114,
+    0x0124,
     "time-window circuit breaker (4096 permit slots)"
 );
 #[cfg(not(loom))]
 shareable_breaker!(
     CountCell<32768>,
     32768,
-    0x0115,
+    0x0125,
     "count-window circuit breaker (32768 permit slots)"
 );
 #[cfg(not(loom))]
 shareable_breaker!(
     TimeCell<32768>,
     32768,
-    0x0116,
+    0x0126,
     "time-window circuit breaker (32768 permit slots)"
 );
 #[cfg(not(loom))]
 shareable_breaker!(
     CountCell<262_144>,
     262_144,
-    0x0117,
+    0x0127,
     "count-window circuit breaker (262144 permit slots)"
 );
 #[cfg(not(loom))]
 shareable_breaker!(
     TimeCell<262_144>,
     262_144,
-    0x0118,
+    0x0128,
     "time-window circuit breaker (262144 permit slots)"
 );

@@ -1,0 +1,75 @@
+//! A counter spread over a few cache lines, so that threads bumping it at once do
+//! not take turns owning one line (the idea of Java's `LongAdder`).
+//!
+//! Used for the breaker's `rejected` total: an open breaker under load rejects on
+//! every core, and a rejection otherwise only reads, so one shared counter line
+//! would be the whole cost of a contended rejection.
+
+use crossbeam_utils::CachePadded;
+
+use crate::sync::{AtomicU64, Ordering};
+
+/// How many lines the count is spread over.
+pub(crate) const STRIPES: usize = 4;
+
+/// A relaxed event counter: [`bump`](Self::bump) adds one to a line chosen by the
+/// caller's stack, [`sum`](Self::sum) adds the lines up (wrapping: the lines may sit
+/// in memory another process writes).
+#[repr(C)]
+pub(crate) struct StripedCounter {
+    lines: [CachePadded<AtomicU64>; STRIPES],
+}
+
+impl StripedCounter {
+    pub(crate) fn new() -> Self {
+        Self {
+            lines: core::array::from_fn(|_| CachePadded::new(AtomicU64::new(0))),
+        }
+    }
+
+    pub(crate) fn bump(&self) {
+        self.lines[stripe()].fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn sum(&self) -> u64 {
+        self.lines
+            .iter()
+            .fold(0, |s, l| s.wrapping_add(l.load(Ordering::Relaxed)))
+    }
+}
+
+/// The line for the calling thread, from where its stack is: a `no_std` core has
+/// no thread id. Threads' stacks are separate mappings of at least 2 MiB, usually
+/// placed next to each other, so the 2 MiB block a local sits in differs by one or
+/// two between neighbouring threads and its low bits pick different lines. A
+/// thread whose stack straddles a block boundary uses two lines; two threads that
+/// land on one line only share it as they would without stripes.
+#[inline]
+fn stripe() -> usize {
+    let here = 0u8;
+    (core::ptr::from_ref(&here).addr() >> 21) % STRIPES
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::StripedCounter;
+
+    #[test]
+    fn the_sum_counts_every_bump_of_every_thread() {
+        let c = StripedCounter::new();
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| (0..10_000).for_each(|_| c.bump()));
+            }
+        });
+        assert_eq!(c.sum(), 40_000);
+    }
+
+    #[test]
+    fn lines_written_by_another_process_wrap_when_summed() {
+        let c = StripedCounter::new();
+        c.lines[0].store(u64::MAX, crate::sync::Ordering::Relaxed);
+        c.lines[1].store(2, crate::sync::Ordering::Relaxed);
+        assert_eq!(c.sum(), 1);
+    }
+}
