@@ -39,15 +39,23 @@ impl StripedCounter {
 }
 
 /// The line for the calling thread, from where its stack is: a `no_std` core has
-/// no thread id. Threads' stacks are separate mappings of at least 2 MiB, usually
-/// placed next to each other, so the 2 MiB block a local sits in differs by one or
-/// two between neighbouring threads and its low bits pick different lines. A
-/// thread whose stack straddles a block boundary uses two lines; two threads that
-/// land on one line only share it as they would without stripes.
+/// no thread id.
 #[inline]
 fn stripe() -> usize {
     let here = 0u8;
-    (core::ptr::from_ref(&here).addr() >> 21) % STRIPES
+    stripe_of(core::ptr::from_ref(&here).addr())
+}
+
+/// Threads' stacks are separate mappings, usually placed next to each other, of
+/// 2 MiB (Rust's default), 8 MiB (a C thread's default) or more; so the 2 MiB
+/// block `b` a local sits in differs between neighbouring threads by 1, 4, 8 or
+/// 16. `b + b/4 + b/16` changes by 1 to 3, 1 or 2, 2 or 3, and 1 (mod 4) for
+/// those steps, never by 0: neighbours get different lines. A thread whose stack
+/// straddles a block boundary uses two lines; threads that land on one line only
+/// share it as they would without stripes.
+fn stripe_of(addr: usize) -> usize {
+    let b = addr >> 21;
+    b.wrapping_add(b >> 2).wrapping_add(b >> 4) % STRIPES
 }
 
 #[cfg(all(test, not(loom)))]
@@ -63,6 +71,24 @@ mod tests {
             }
         });
         assert_eq!(c.sum(), 40_000);
+    }
+
+    #[test]
+    fn neighbouring_thread_stacks_get_different_lines() {
+        const MIB: usize = 1 << 20;
+        // Stacks of 2, 8, 16 and 32 MiB, each with a 4 KiB guard page, next to
+        // each other: the same local in two neighbours is one stack apart.
+        for stack in [2 * MIB, 8 * MIB, 16 * MIB, 32 * MIB] {
+            for block in 0..4096usize {
+                let a = block * 2 * MIB + 0x1_2345;
+                let b = a + stack + 4096;
+                assert_ne!(
+                    super::stripe_of(a),
+                    super::stripe_of(b),
+                    "{stack} at {a:#x}"
+                );
+            }
+        }
     }
 
     #[test]

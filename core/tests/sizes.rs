@@ -4,7 +4,9 @@
 #![cfg(target_arch = "x86_64")]
 
 use core::mem::size_of;
-use seawall_core::{BreakerConfig, CircuitBreaker, CountWindow, Deadline, PermitToken, TimeWindow};
+use seawall_core::{
+    BreakerConfig, CircuitBreaker, CountWindow, Deadline, PermitToken, Rejected, State, TimeWindow,
+};
 
 const LINE: usize = 128;
 
@@ -47,6 +49,10 @@ fn breakers() {
 #[test]
 fn plain_values() {
     assert_eq!(size_of::<PermitToken>(), 4);
+    // State is a whole word, so a Rejected (state, Option<u64>) has no padding a
+    // copy could read before the store of the state reaches the cache.
+    assert_eq!(size_of::<State>(), 8);
+    assert_eq!(size_of::<Rejected>(), 24);
     assert_eq!(size_of::<Deadline>(), 16);
     // window 24 (u8 tag, u32, u64) + minimum_calls 4 + pad 4 + failure threshold
     // Option<Ratio> 16 + slow threshold 8 + slow duration Option<u64> 16 + consecutive

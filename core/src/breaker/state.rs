@@ -9,7 +9,11 @@
 //! `half_open`, zero otherwise.
 
 /// State of a circuit breaker (DESIGN §3).
-#[repr(u8)]
+// Eight bytes, not one: a rejection returns it in a `Rejected` through memory, and
+// callers copy that by whole words; a one-byte store read back as a word cannot
+// be forwarded from the store buffer and stalls the load (an open breaker's
+// rejection took 8.5 ns with a `u8` here, 3.0 ns with a `u64`, on AMD EPYC).
+#[repr(u64)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum State {
     /// Calls are admitted and their outcomes counted.
