@@ -78,7 +78,8 @@ function rejection(name, code, priority) {
 
 class Bulkhead extends SafeEmitter {
   /**
-   * @param {object} options `maxConcurrent` (default 10), `maxQueue` (default 0),
+   * @param {object} options `maxConcurrent` (1 ..= 1 048 575, default 10),
+   *   `maxQueue` (default 0),
    *   `queueTimeoutMs` (any length; default and `Infinity`: wait as long as it
    *   takes), `shares` (percent of
    *   `maxConcurrent` per priority: critical / high / normal / low, default 100

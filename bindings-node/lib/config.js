@@ -131,7 +131,7 @@ const PRIORITIES = ['critical', 'high', 'normal', 'low'];
 /** Bulkhead options → native semaphore config. */
 function semaphoreConfig(o) {
   const c = {
-    maxConcurrent: number(o, 'maxConcurrent', 'maxConcurrent', { min: 1, integer: true, max: 2 ** 32 - 1 }),
+    maxConcurrent: number(o, 'maxConcurrent', 'maxConcurrent', { min: 1, integer: true, max: 2 ** 20 - 1 }),
     maxQueue: number(o, 'maxQueue', 'maxQueue', { integer: true, max: 32768 }),
   };
   if (o.shares !== undefined) {

@@ -439,7 +439,7 @@ export declare function retry<T>(
 ): Promise<T>;
 
 export interface BulkheadOptions {
-  /** Calls at once. Default 10. */
+  /** Calls at once, 1 ..= 1 048 575 (a shared bulkhead: ≤ 4096). Default 10. */
   maxConcurrent?: number;
   /** Callers that may wait (FIFO), 0 ..= 32768 (a shared bulkhead: ≤ 1024). Default 0. */
   maxQueue?: number;

@@ -115,6 +115,9 @@ test('an error in the call releases the permit', async () => {
 
 test('invalid bulkhead options throw EINVALIDCONFIG naming the option', () => {
   assert.throws(() => new Bulkhead({ maxConcurrent: 0 }), { code: 'EINVALIDCONFIG', field: 'maxConcurrent' });
+  // The core semaphore's 64-bit state word counts 20 bits of permits.
+  assert.throws(() => new Bulkhead({ maxConcurrent: 2 ** 20 }), { code: 'EINVALIDCONFIG', field: 'maxConcurrent', message: /1048575/ });
+  assert.equal(new Bulkhead({ maxConcurrent: 2 ** 20 - 1 }).maxConcurrent, 1048575);
   assert.throws(() => new Bulkhead({ shares: { low: 120 } }), { code: 'EINVALIDCONFIG', field: 'shares.low' });
   assert.throws(() => new Bulkhead({ maxQueue: -1 }), { code: 'EINVALIDCONFIG', field: 'maxQueue' });
   assert.throws(() => new Bulkhead({ shared: '' }), { code: 'EINVALIDCONFIG', field: 'shared' });

@@ -272,7 +272,8 @@ def test_polling_mode_still_hands_permits_over():
 
 @pytest.mark.parametrize(
     "args, kwargs, field",
-    [((0,), {}, "max_concurrent"), ((1, -1), {}, "max_queue"), ((1, 32769), {}, "max_queue"),
+    [((0,), {}, "max_concurrent"), ((2**20,), {}, "max_concurrent"),
+     ((1, -1), {}, "max_queue"), ((1, 32769), {}, "max_queue"),
      ((1,), {"shares": {"low": 150}}, "shares"), ((1,), {"shares": {"urgent": 10}}, "shares"),
      ((1,), {"priority": "urgent"}, "priority"), ((1,), {"queue_timeout": -1}, "queue_timeout")],
 )
@@ -280,6 +281,14 @@ def test_invalid_bulkhead_config(args, kwargs, field):
     with pytest.raises(seawall.SeawallConfigError) as e:
         Bulkhead(*args, **kwargs)
     assert e.value.field == field
+
+
+def test_a_local_bulkhead_takes_up_to_2_pow_20_minus_1_permits():
+    # The core semaphore's 64-bit state word counts 20 bits of permits.
+    bh = Bulkhead(2**20 - 1)
+    assert bh.max_concurrent == 1048575
+    with pytest.raises(seawall.SeawallConfigError, match="1048575"):
+        Bulkhead(2**20)
 
 
 def test_a_local_queue_holds_as_many_waiters_as_node_allows():

@@ -1,6 +1,6 @@
-//! Findings 01–03 of the second review: a ticket means one wait of the semaphore
-//! that issued it, a granted ticket keeps its permit until its waiter polls, and
-//! the blocking wrapper sees grants made through the core.
+//! A ticket means one wait of the semaphore that issued it, a granted ticket
+//! keeps its permit until its waiter polls, and the blocking wrapper sees grants
+//! made through the core.
 //!
 //! Expected values are worked by hand from the protocol: one permit, one holder
 //! H, and waiters whose slots are named in the comments.
@@ -15,7 +15,7 @@ use seawall_core::{
 mod semaphore_support;
 use semaphore_support::{admitted, queue, sem, snap};
 
-/// 01: a forged id (0: slot 0, generation 0, never issued once slot 0 was
+/// A forged id (0: slot 0, generation 0, never issued once slot 0 was
 /// used) is `Unknown`, and cancelling it releases nothing: H keeps its permit
 /// and B keeps waiting.
 #[test]
@@ -39,7 +39,7 @@ fn forged_ticket_is_unknown_and_its_cancel_releases_nothing() {
     assert!(!s.release());
 }
 
-/// 01: a cancelled ticket used again after its slot went to B reads `Unknown`
+/// A cancelled ticket used again after its slot went to B reads `Unknown`
 /// and its second cancel is `Unknown` — not `Granted`/`PassedOn`, which handed
 /// H's permit to B (two holders of one permit).
 #[test]
@@ -60,7 +60,7 @@ fn cancelled_ticket_after_its_slot_is_reused_is_unknown() {
     assert!(!s.release(), "exactly two permits were held, one at a time");
 }
 
-/// 01: a ticket of another semaphore whose slot generation is older than the
+/// A ticket of another semaphore whose slot generation is older than the
 /// slot's here reads `Unknown`; its cancel leaves this semaphore's waiter alone.
 #[test]
 fn ticket_of_another_semaphore_is_unknown() {
@@ -130,7 +130,7 @@ fn unpolled_grant_does_not_refuse_admission() {
     assert_eq!(s.snapshot(), snap(0, 0));
 }
 
-/// 02: a granted ticket whose waiter is slow to poll. Other callers queue and
+/// A granted ticket whose waiter is slow to poll. Other callers queue and
 /// give up 2¹⁹ times (Semaphore<16384>: 18 ticket-generation bits, so the old
 /// protocol's slot, reusable at the grant, wrapped past it twice over); the
 /// granted slot is never reused, so the ticket still reads `Granted` and its
@@ -160,7 +160,7 @@ fn granted_ticket_survives_any_number_of_later_waits() {
     assert_eq!(s.snapshot(), snap(0, 0));
 }
 
-/// 02, the same through `cancel`: the slow waiter gives up after the churn;
+/// The same through `cancel`: the slow waiter gives up after the churn;
 /// the permit it was granted is passed on to the next waiter, not lost.
 #[test]
 fn granted_ticket_cancelled_late_passes_its_permit_on() {
@@ -185,7 +185,7 @@ fn granted_ticket_cancelled_late_passes_its_permit_on() {
     assert!(s.release());
 }
 
-/// 03: a permit taken through `inner()` and dropped hands off to a blocked
+/// A permit taken through `inner()` and dropped hands off to a blocked
 /// waiter without notifying it; the waiter must still return promptly (the
 /// release is at ~100 ms, the timeout 5 s).
 #[test]

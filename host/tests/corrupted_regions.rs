@@ -586,10 +586,10 @@ fn a_semaphore_whose_slots_all_read_waiting_answers_corrupt_within_a_second() {
     let config = semaphore_config();
     let (mem, (state_at, slots_at, _)) = semaphore_memory(&config);
     let base = mem.ptr.as_ptr();
-    // active = max_concurrent, queued = 0, arrivals = epoch = 0.
-    let state = u128::from(config.max_concurrent);
+    // active = max_concurrent (the low 20 bits), queued = 0, seq = 0.
+    let state = u64::from(config.max_concurrent);
     // SAFETY: the state word's place in the region; no thread runs yet.
-    unsafe { base.add(state_at).cast::<u128>().write_unaligned(state) };
+    unsafe { base.add(state_at).cast::<u64>().write_unaligned(state) };
     for i in 0..SEMAPHORE_MAX_QUEUE {
         // Status WAITING (1), generation and arrival 0.
         // SAFETY: slot `i`'s place in the region; no thread runs yet.

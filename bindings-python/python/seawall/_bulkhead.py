@@ -95,11 +95,12 @@ class Bulkhead:
     every process of the host that opens that name (with the same
     ``max_concurrent``, ``max_queue`` and ``shares``; another configuration
     raises :class:`~seawall.SharedRegionError`) shares one set of permits and
-    one FIFO queue, with ``max_concurrent`` at most 4096 and ``max_queue`` at most
-    1024 (a local bulkhead takes up to 32768 waiters). A release in another
-    process cannot wake this one, so waiters of a shared bulkhead look at their
-    place in the queue every 2 ms instead (a permit handed to them is held for
-    them meanwhile). :meth:`reclaim_abandoned` gives back the permits and queue
+    one FIFO queue, with ``max_concurrent`` at most 4096 and ``max_queue`` at
+    most 1024 (a local bulkhead takes up to 1048575 permits and 32768
+    waiters). A blocked thread of a shared bulkhead sleeps on the region's
+    release counter, which a release in any process wakes (a futex on Linux;
+    it looks again at least every 2 ms); an asyncio waiter looks at its place
+    in the queue every 2 ms (a permit handed to it is held for it meanwhile). :meth:`reclaim_abandoned` gives back the permits and queue
     places of worker processes that were killed.
 
     Use it as a decorator (``@bulkhead`` or ``@bulkhead(priority="high")``, on

@@ -90,7 +90,7 @@ impl Bulkhead {
         let (most_concurrent, most_queue) = if shared.is_some() {
             (SEMAPHORE_MAX_CONCURRENT as u32, SEMAPHORE_MAX_QUEUE as u32)
         } else {
-            (u32::MAX, QUEUE_CAPACITY)
+            (SemaphoreConfig::MAX_CONCURRENT, QUEUE_CAPACITY)
         };
         let config = SemaphoreConfig {
             max_concurrent: count(py, "max_concurrent", max_concurrent, 1, most_concurrent)?,

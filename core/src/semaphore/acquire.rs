@@ -3,7 +3,8 @@
 //! docs).
 
 use super::word::{
-    CANCELLED, GRANTED, WAITING, Word, slot_generation, slot_status, slot_word, with_status,
+    CANCELLED, GRANTED, WAITING, Word, admit_unqueued, slot_generation, slot_status, slot_word,
+    with_status,
 };
 use super::{
     Admission, Priority, RawAdmission, RejectReason, Rejected, Semaphore, SemaphorePermit, Waiter,
@@ -17,14 +18,30 @@ const INSTALL_READS: usize = 1 << 16;
 
 impl<const Q: usize> Semaphore<Q> {
     /// Take a permit now if one is free for `p` and nobody waits; never waits.
+    #[inline]
     pub fn try_acquire(&self, p: Priority) -> Result<SemaphorePermit<'_, Q>, Rejected> {
-        match self.acquire_raw(p, false)? {
-            RawAdmission::Admitted => Ok(SemaphorePermit::new(self)),
+        match self.admit_now(p) {
+            Ok(()) => Ok(SemaphorePermit::new(self)),
+            Err(raw) => self.try_acquire_contended(p, raw),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn try_acquire_contended(
+        &self,
+        p: Priority,
+        raw: u64,
+    ) -> Result<SemaphorePermit<'_, Q>, Rejected> {
+        match self.acquire_contended(p, false, raw) {
+            Ok(Ok(RawAdmission::Admitted)) => Ok(SemaphorePermit::new(self)),
+            Ok(Err(rejected)) => Err(rejected),
             // `wait = false` never queues.
-            RawAdmission::Queued(t) => {
+            Ok(Ok(RawAdmission::Queued(t))) => {
                 let _ = self.cancel(t);
                 Err(self.load().rejected(RejectReason::Full))
             }
+            Err(Corrupt) => Err(self.load().rejected(RejectReason::Full)),
         }
     }
 
@@ -64,54 +81,109 @@ impl<const Q: usize> Semaphore<Q> {
         p: Priority,
         wait: bool,
     ) -> Result<Result<RawAdmission, Rejected>, Corrupt> {
+        match self.admit_now(p) {
+            Ok(()) => Ok(Ok(RawAdmission::Admitted)),
+            Err(raw) => self.acquire_contended(p, wait, raw),
+        }
+    }
+
+    /// The common case, inline: nobody queued and a permit free for `p`, one
+    /// CAS; else the `state` value read or found, for the general loop (out of
+    /// line, so the common path keeps its registers and builds no nested
+    /// result).
+    #[inline]
+    fn admit_now(&self, p: Priority) -> Result<(), u64> {
+        let raw = self.state.load(Ordering::Acquire);
+        match admit_unqueued(raw, self.limit(p)) {
+            Some(next) => self.step(raw, next),
+            None => Err(raw),
+        }
+    }
+
+    /// The admission loop from a `state` value just read.
+    #[cold]
+    #[inline(never)]
+    fn acquire_contended(
+        &self,
+        p: Priority,
+        wait: bool,
+        mut raw: u64,
+    ) -> Result<Result<RawAdmission, Rejected>, Corrupt> {
         let limit = self.limit(p);
         let max = self.config.max_concurrent;
         // Invariant: active ≤ max_concurrent and queued ≤ max_queue hold for every
-        // value of `state`; this CAS moves from exactly the value the checks read,
-        // so no admission or enqueue is ever based on a stale count, and an
+        // value of `state`; each step moves from exactly the value the checks
+        // read, so no admission or enqueue is ever based on a stale count, and an
         // admission never overtakes a waiter still unserved (see
-        // `only_granted_waiters`). It fails only when another call changed
+        // `only_granted_waiters`). A step fails only when another call changed
         // `state`, so only a corrupted or hostile writer reaches the bound.
-        let mut raw = self.state.load(Ordering::Acquire);
         for _ in 0..MAX_RETRIES {
-            let w = Word::unpack(raw);
-            let next = if w.active < limit && self.only_granted_waiters(w.queued) {
-                Word {
-                    active: w.active + 1,
-                    ..w
-                }
-            } else if w.active >= limit && limit < max {
-                return Ok(Err(w.rejected(RejectReason::Shed)));
-            } else if wait && self.queue_has_room(w) {
-                Word {
-                    queued: w.queued + 1,
-                    arrivals: w.arrivals.wrapping_add(1),
-                    ..w
-                }
-            } else {
-                return Ok(Err(w.rejected(RejectReason::Full)));
+            let (next, admitted) = match admit_unqueued(raw, limit) {
+                Some(next) => (next, true),
+                None => match self.admit_or_enqueue(Word::unpack(raw), limit, max, wait) {
+                    Ok(next) => next,
+                    Err(rejected) => return Ok(Err(rejected)),
+                },
             };
-            #[cfg(seawall_mutant = "sem_admit_blind")]
-            {
-                // Mutant: check, then store what was computed, over whatever is there.
-                self.state.store(next.pack(), Ordering::Release);
-                return Ok(Ok(if next.active > w.active {
-                    RawAdmission::Admitted
-                } else {
-                    self.enqueue(w.arrivals)?
-                }));
-            }
-            #[cfg(not(seawall_mutant = "sem_admit_blind"))]
-            match self
-                .state
-                .compare_exchange(raw, next.pack(), Ordering::AcqRel, Ordering::Acquire)
-            {
-                Ok(_) if next.active > w.active => return Ok(Ok(RawAdmission::Admitted)),
-                Ok(_) => return self.enqueue(w.arrivals).map(Ok),
+            match self.step(raw, next) {
+                Ok(()) if admitted => return Ok(Ok(RawAdmission::Admitted)),
+                Ok(()) => return self.enqueue(Word::unpack(raw).seq).map(Ok),
                 Err(seen) => raw = seen,
             }
         }
         Err(Corrupt)
+    }
+
+    /// `state` from `raw` (the value the caller's checks read) to `next`, or the
+    /// value found instead: the one CAS of every admission and enqueue.
+    #[inline]
+    fn step(&self, raw: u64, next: u64) -> Result<(), u64> {
+        #[cfg(seawall_mutant = "sem_admit_blind")]
+        {
+            // Mutant: check, then store what was computed, over whatever is there.
+            let _ = raw;
+            self.state.store(next, Ordering::Release);
+            Ok(())
+        }
+        #[cfg(not(seawall_mutant = "sem_admit_blind"))]
+        self.state
+            .compare_exchange(raw, next, Ordering::AcqRel, Ordering::Acquire)
+            .map(|_| ())
+    }
+
+    /// The general step from `w`: the packed next word and whether it admits
+    /// (else it enqueues), or the refusal.
+    fn admit_or_enqueue(
+        &self,
+        w: Word,
+        limit: u32,
+        max: u32,
+        wait: bool,
+    ) -> Result<(u64, bool), Rejected> {
+        if w.active < limit && self.only_granted_waiters(w.queued) {
+            Ok((
+                Word {
+                    active: w.active + 1,
+                    ..w
+                }
+                .pack(),
+                true,
+            ))
+        } else if w.active >= limit && limit < max {
+            Err(w.rejected(RejectReason::Shed))
+        } else if wait && self.queue_has_room(w) {
+            Ok((
+                Word {
+                    queued: w.queued + 1,
+                    seq: w.next_seq(),
+                    ..w
+                }
+                .pack(),
+                false,
+            ))
+        } else {
+            Err(w.rejected(RejectReason::Full))
+        }
     }
 
     /// Every one of the `queued` waiters of the `state` just read holds a grant
@@ -120,7 +192,7 @@ impl<const Q: usize> Semaphore<Q> {
     /// The scan is not atomic, but each `GRANTED` slot it sees is a distinct
     /// waiter that was counted in `queued` when seen (a slot leaves `GRANTED`
     /// before its waiter leaves `queued`); a waiter that arrives or leaves after
-    /// the `state` read changes `state` (`arrivals` or `queued`), so the
+    /// the `state` read changes `state` (`seq` or `queued`), so the
     /// admission CAS from that read fails. A grant made during the scan only
     /// makes it undercount, i.e. refuse.
     fn only_granted_waiters(&self, queued: u32) -> bool {
@@ -260,7 +332,7 @@ impl<const Q: usize> Semaphore<Q> {
         Err(Corrupt)
     }
 
-    /// Settle into the queue: `epoch + 1` while every permit is held (`true`);
+    /// Settle into the queue: `seq + 1` while every permit is held (`true`);
     /// `false` (and nothing changed) when a permit is free in the pool.
     fn settle(&self) -> Result<bool, Corrupt> {
         let max = self.config.max_concurrent;
@@ -277,8 +349,14 @@ impl<const Q: usize> Semaphore<Q> {
             if w.active < max {
                 return Ok(false);
             }
+            #[cfg(seawall_mutant = "sem_settle_unstamped")]
+            // Mutant: settling leaves `state` as it was, so a release that
+            // read it before the slot was installed still returns its permit
+            // to the pool.
+            let next = w;
+            #[cfg(not(seawall_mutant = "sem_settle_unstamped"))]
             let next = Word {
-                epoch: w.epoch.wrapping_add(1),
+                seq: w.next_seq(),
                 ..w
             };
             match self

@@ -83,7 +83,8 @@ impl PriorityShares {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct SemaphoreConfig {
-    /// Permits in all (`≥ 1`). Default 10.
+    /// Permits in all (`1 ..=` [`MAX_CONCURRENT`](Self::MAX_CONCURRENT)).
+    /// Default 10.
     pub max_concurrent: u32,
     /// Live waiters at most (`0 ..= Q` of the [`Semaphore<Q>`](super::Semaphore)
     /// type; a waiter that gives up leaves at once). Default 0 (reject at once
@@ -101,10 +102,21 @@ impl SemaphoreConfig {
         shares: PriorityShares::ALL_FULL,
     };
 
+    /// The largest `max_concurrent`, 2²⁰ − 1 (1 048 575): what the 20 bits of
+    /// the semaphore's 64-bit state word count.
+    pub const MAX_CONCURRENT: u32 = super::word::MAX_CONCURRENT;
+
     /// Check every field but `max_queue`'s upper bound (the semaphore type's).
     pub const fn validate(&self) -> Result<(), ConfigError> {
         if self.max_concurrent == 0 {
             return Err(ConfigError::new(Field::MaxConcurrent, Problem::Zero));
+        }
+        if self.max_concurrent > Self::MAX_CONCURRENT {
+            return Err(ConfigError::range(
+                Field::MaxConcurrent,
+                1,
+                Self::MAX_CONCURRENT as u64,
+            ));
         }
         let mut i = 0;
         while i < 4 {

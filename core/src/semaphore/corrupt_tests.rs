@@ -17,8 +17,7 @@ fn all_slots_waiting<const Q: usize>() -> Semaphore<Q> {
         Word {
             active: 2,
             queued: 0,
-            arrivals: 0,
-            epoch: 0,
+            seq: 0,
         }
         .pack(),
         Ordering::Relaxed,

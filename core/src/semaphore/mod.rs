@@ -2,12 +2,13 @@
 //! (DESIGN §5).
 //!
 //! # Protocol
-//! One 128-bit word, `state`, holds `active` (permits held), `queued` (waiters
-//! that have not left: counted from their admission to the queue until they
-//! *acknowledge* their grant, cancel, or take a free permit themselves),
-//! `arrivals` (the next arrival number) and `epoch` (bumped by every waiter that
-//! settles into the queue, and by every permit returned to the pool, so the word
-//! never comes back to a value it held). Each of the `Q` slots is a 64-bit word `status |
+//! One 64-bit word, `state`, holds `active` (permits held, 20 bits), `queued`
+//! (waiters that have not left: counted from their admission to the queue until
+//! they *acknowledge* their grant, cancel, or take a free permit themselves; 17
+//! bits) and `seq` (27 bits, bumped by every arrival, which takes the value
+//! before as its arrival number, by every waiter that settles into the queue,
+//! and by every permit returned to the pool, so the word does not come back to
+//! a value it held for 2²⁷ steps). Each of the `Q` slots is a 64-bit word `status |
 //! generation << 2 | arrival << 32` with status `FREE`, `WAITING`, `GRANTED` or
 //! `CANCELLED`; a `WAITING` or `GRANTED` slot is in use (its ticket is live),
 //! a `FREE` or `CANCELLED` one may be taken by the next waiter. A ticket is
@@ -23,7 +24,7 @@
 //! * **Wait**: one CAS of `state` takes an arrival number (`queued + 1`, bounded
 //!   by `max_queue`). The waiter then *installs* `WAITING(arrival)` in a slot
 //!   that is `FREE` or `CANCELLED` (there is one: slots in use ≤ `queued` − 1 <
-//!   `max_queue` ≤ `Q`), and *settles* with a CAS of `state`: `epoch + 1` if every
+//!   `max_queue` ≤ `Q`), and *settles* with a CAS of `state`: `seq + 1` if every
 //!   permit is held; if a permit is free (a release found no installed waiter,
 //!   see below) it withdraws its slot and takes that permit instead
 //!   (`active + 1, queued − 1`).
@@ -31,7 +32,7 @@
 //!   with the oldest arrival is granted by ONE CAS of the slot to `GRANTED` — the
 //!   permit moves to that waiter, `active` and `queued` are unchanged. With no
 //!   `WAITING` slot, `active − 1` by a CAS from the `state` read *before* the
-//!   scan: any waiter that settled since changed `epoch`, so the CAS fails and
+//!   scan: any waiter that settled since changed `seq`, so the CAS fails and
 //!   the scan is made again; a waiter that settles later sees the free permit.
 //!   So a permit never sits in the pool while a settled waiter waits (no waiter
 //!   is ever stranded), and a permit is handed to exactly one waiter or returned.
@@ -86,7 +87,7 @@ pub use permit::{Admission, SemaphorePermit, Waiter};
 use crossbeam_utils::CachePadded;
 
 use crate::error::{ConfigError, Field};
-use crate::sync::{AtomicU64, AtomicU128, Ordering};
+use crate::sync::{AtomicU64, Ordering};
 use word::{FREE, GEN_BITS, Word, slot_word};
 
 /// A lock-free, allocation-free counting semaphore with a FIFO wait queue of up to
@@ -116,7 +117,7 @@ use word::{FREE, GEN_BITS, Word, slot_word};
 /// 128-byte alignment: 768 bytes for `Semaphore<64>` on x86-64.
 #[repr(C)]
 pub struct Semaphore<const Q: usize = 64> {
-    state: CachePadded<AtomicU128>,
+    state: CachePadded<AtomicU64>,
     slots: [AtomicU64; Q],
     config: SemaphoreConfig,
     limits: [u32; 4],
@@ -144,7 +145,7 @@ impl<const Q: usize> Semaphore<Q> {
         config.validate()?;
         ConfigError::check_range(Field::MaxQueue, u64::from(config.max_queue), 0, Q as u64)?;
         Ok(Self {
-            state: CachePadded::new(AtomicU128::new(0)),
+            state: CachePadded::new(AtomicU64::new(0)),
             slots: core::array::from_fn(|_| AtomicU64::new(slot_word(0, 0, FREE))),
             config,
             limits: Priority::ALL.map(|p| config.limit(p)),
@@ -174,13 +175,12 @@ impl<const Q: usize> Semaphore<Q> {
     }
 
     /// Permits held and waiters queued now, with the whole state word they were
-    /// read from. `state` never returns to a value it held (short of 2³² steps):
-    /// `arrivals` only grows (each enqueue), `epoch` only grows (each settle and
-    /// each return to the pool), and the other steps only raise `active` or
-    /// lower `queued`. So two equal words mean no count moved between the
+    /// read from. `state` does not return to a value it held for 2²⁷ steps:
+    /// `seq` grows by one at each enqueue, settle and return to the pool, and
+    /// the other steps only raise `active` or lower `queued`. So two equal words mean no count moved between the
     /// reads: for a host that reconciles its own records with the counts.
     #[must_use]
-    pub fn stamped_snapshot(&self) -> (SemaphoreSnapshot, u128) {
+    pub fn stamped_snapshot(&self) -> (SemaphoreSnapshot, u64) {
         let raw = self.state.load(Ordering::Acquire);
         let w = Word::unpack(raw);
         (
@@ -194,12 +194,6 @@ impl<const Q: usize> Semaphore<Q> {
 
     fn load(&self) -> Word {
         Word::unpack(self.state.load(Ordering::Acquire))
-    }
-
-    fn cas(&self, current: u128, next: Word) -> bool {
-        self.state
-            .compare_exchange(current, next.pack(), Ordering::AcqRel, Ordering::Acquire)
-            .is_ok()
     }
 }
 

@@ -119,6 +119,7 @@ impl<const Q: usize> Semaphore<Q> {
     /// [`cancel_checked`](Self::cancel_checked)), the waiter counts as gone
     /// (`Cancelled`).
     #[inline]
+    #[allow(clippy::must_use_candidate, reason = "the outcome is informative only")]
     pub fn cancel(&self, t: Ticket) -> CancelOutcome {
         self.cancel_checked(t).unwrap_or(CancelOutcome::Cancelled)
     }

@@ -1,6 +1,8 @@
-//! Counters across their wrap, without 2³² real waiters: the
-//! semaphore starts with arrivals and slot generations just below the wrap.
+//! Counters across their wrap, without 2²⁷ real steps: the semaphore starts
+//! with `seq` (the arrival numbers) and slot generations just below the wrap.
 use super::*;
+
+const SEQ_WRAP: u32 = 1 << word::SEQ_BITS;
 
 fn near_wrap<const Q: usize>(
     max_concurrent: u32,
@@ -18,8 +20,7 @@ fn near_wrap<const Q: usize>(
         Word {
             active: 0,
             queued: 0,
-            arrivals: arrival,
-            epoch: u32::MAX,
+            seq: arrival,
         }
         .pack(),
         Ordering::Relaxed,
@@ -37,17 +38,22 @@ fn queued<const Q: usize>(s: &Semaphore<Q>) -> Ticket {
     }
 }
 
-/// Waiters whose arrivals straddle 2³² are granted in arrival order, one
-/// permit each, and `release` returns (no phantom grant, no spin).
+/// Waiters whose arrivals straddle the 2²⁷ wrap of `seq` are granted in
+/// arrival order, one permit each, and `release` returns (no phantom grant, no
+/// spin).
 #[test]
 fn fifo_across_the_arrival_wrap() {
-    let s = near_wrap::<4>(1, 4, u32::MAX - 1, 0);
+    let s = near_wrap::<4>(1, 4, SEQ_WRAP - 3, 0);
     assert_eq!(
         s.acquire_raw(Priority::Normal, false),
         Ok(RawAdmission::Admitted)
     );
-    // Arrivals 2³² − 2, 2³² − 1, 0, 1.
+    // Each waiter bumps `seq` twice (arrival, settle): arrivals 2²⁷ − 3,
+    // 2²⁷ − 1, 1, 3.
     let t: [Ticket; 4] = core::array::from_fn(|_| queued(&s));
+    let arrivals =
+        t.map(|t| word::slot_arrival(s.slots[t.id as usize % 4].load(Ordering::Relaxed)));
+    assert_eq!(arrivals, [SEQ_WRAP - 3, SEQ_WRAP - 1, 1, 3]);
     assert_eq!(
         s.snapshot(),
         SemaphoreSnapshot {
@@ -71,7 +77,7 @@ fn fifo_across_the_arrival_wrap() {
 /// cancelled and granted ones are told apart from the live one.
 #[test]
 fn slot_generation_wrap_keeps_tickets_apart() {
-    let s = near_wrap::<1>(1, 1, u32::MAX - 3, (1 << GEN_BITS) - 2);
+    let s = near_wrap::<1>(1, 1, SEQ_WRAP - 3, (1 << GEN_BITS) - 2);
     assert_eq!(
         s.acquire_raw(Priority::Normal, false),
         Ok(RawAdmission::Admitted)
