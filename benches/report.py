@@ -296,7 +296,7 @@ def table(out: Path) -> int:
         p(f"Floor: one uncontended `AtomicU64::fetch_add` {ns(fa1)} ns at the start and {ns(fa2)} ns at the end "
           f"of the run (they differ by {spread:.0f} %: the noise of this run); the ratios use their mean, {ns(floor_fa)} ns. "
           f"An uncontended load + `compare_exchange`: {ns(ca)} ns; the same on a 128-bit word (`lock cmpxchg16b`, "
-          f"what seawall's windows and state word use): {ns(c16)} ns"
+          f"what seawall's count window and breaker state word use; the time window's buckets are 64-bit words): {ns(c16)} ns"
           f"{f' = {c16 / floor_fa:.2f}× `fetch_add`' if c16 and floor_fa else ''}. A 128-bit load + `fetch_add` on "
           f"another line (what an open rejection must do: read the state word, count the rejection): {ns(l16)} ns. "
           f"`Instant::now()`: {ns(now_ns)} ns — "

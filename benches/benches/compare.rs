@@ -138,9 +138,11 @@ fn floor(c: &mut Criterion, m: &mut Manifest, group: &'static str) {
                 Ordering::Relaxed,
             ));
         });
-        // What seawall's 128-bit words cost at best: one load and one
-        // `compare_exchange` (`lock cmpxchg16b` on x86-64) on the same line, the
-        // single locked instruction of a closed acquire + success record.
+        // What seawall's 128-bit words (the breaker's state, the count window)
+        // cost at best: one load and one `compare_exchange` (`lock cmpxchg16b` on
+        // x86-64) on the same line; the bound for a closed acquire +
+        // success record, whose one locked instruction is now the time window
+        // bucket's 64-bit `compare_exchange` (the row above).
         let w = portable_atomic::AtomicU128::new(0);
         m.bench(&mut g, "load_cmpxchg16b", || {
             let w = black_box(&w);

@@ -57,13 +57,6 @@ impl Divisor {
     pub const fn div(self, n: u64) -> u64 {
         self.div_rem(n).0
     }
-
-    /// `n % d`, exactly.
-    #[must_use]
-    #[inline]
-    pub const fn rem(self, n: u64) -> u64 {
-        self.div_rem(n).1
-    }
 }
 
 #[cfg(test)]

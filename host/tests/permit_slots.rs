@@ -105,7 +105,7 @@ fn another_window_kind_of_another_size_is_still_a_layout_mismatch() {
     let _a = Breaker::open_shared_with_slots(&n, &time, PermitSlots::S256, &quick()).unwrap();
     let e = Breaker::open_shared(&n, &count(100), &quick()).unwrap_err();
     assert!(
-        matches!(e, RegionError::LayoutMismatch { found: 0x0122, .. }),
+        matches!(e, RegionError::LayoutMismatch { found: 0x0132, .. }),
         "{e}"
     );
     Breaker::unlink_shared(&n).unwrap();

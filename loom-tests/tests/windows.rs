@@ -187,3 +187,119 @@ fn time_window_rotation_folds_each_bucket_once() {
         );
     });
 }
+
+/// A straggler of generation 0 that read the slot just before a record of the
+/// current generation 2 replaced its bucket (seal, fold, move the tag, place the
+/// new bucket's first outcome: the counts word then holds the calls and failures
+/// the straggler read, for another bucket): the straggler lands in generation
+/// 0's bucket or nowhere, never in generation 2's, and its success counts once
+/// if it was kept.
+#[test]
+fn time_window_record_of_a_rotated_out_bucket_never_lands_in_its_successor() {
+    model(|| {
+        let w = Arc::new(TimeWindow::<1>::with_buckets(1, W).unwrap());
+        assert!(w.record_gen(0, OK, 0, 0, || true).is_ok(), "{HONEST}");
+        let old = {
+            let w = w.clone();
+            thread::spawn(move || w.record_gen(0, OK, 0, 0, || false).expect(HONEST).kept)
+        };
+        let new = {
+            let w = w.clone();
+            thread::spawn(move || w.record_gen(2, OK, 0, 0, || true).expect(HONEST).kept)
+        };
+        let kept_old = old.join().unwrap();
+        assert!(
+            new.join().unwrap(),
+            "the current generation's success is kept"
+        );
+        let c = w.counts_gen(2, 0);
+        assert_eq!(
+            (c.calls, c.failures),
+            (1, 0),
+            "generation 2 holds its own record only"
+        );
+        assert_eq!(
+            w.successes(),
+            2 + u64::from(kept_old),
+            "each kept success once"
+        );
+    });
+}
+
+/// The breaker's quiet success (a plain success into a live bucket past the
+/// gate: one CAS, nothing else) of a straggler of generation 0, racing with a
+/// record of the current generation 2 that replaces the bucket: the straggler
+/// lands in generation 0's bucket or nowhere, and counts once if it landed.
+#[test]
+fn time_window_quiet_success_never_lands_in_a_successor() {
+    model(|| {
+        let w = Arc::new(TimeWindow::<1>::with_buckets(1, W).unwrap());
+        assert!(w.record_gen(0, OK, 0, 0, || true).is_ok(), "{HONEST}");
+        let old = {
+            let w = w.clone();
+            thread::spawn(move || w.record_quiet_success(0, 0, 0))
+        };
+        let new = {
+            let w = w.clone();
+            thread::spawn(move || w.record_gen(2, OK, 0, 0, || true).expect(HONEST).kept)
+        };
+        let landed = old.join().unwrap();
+        assert!(
+            new.join().unwrap(),
+            "the current generation's success is kept"
+        );
+        let c = w.counts_gen(2, 0);
+        assert_eq!(
+            (c.calls, c.failures),
+            (1, 0),
+            "generation 2 holds its own record only"
+        );
+        assert_eq!(
+            w.successes(),
+            2 + u64::from(landed),
+            "each kept success once"
+        );
+    });
+}
+
+/// Slow outcomes rotate in their own slots, which are sealed but never folded:
+/// two slow records of epoch 1 racing to replace the slow bucket of epoch 0 both
+/// count, and nothing of epoch 0 does.
+#[test]
+fn time_window_slow_rotation_loses_no_record_of_the_new_epoch() {
+    const SLOW_FAIL: Sample = Sample {
+        failure: true,
+        slow: true,
+    };
+    const SLOW_OK: Sample = Sample {
+        failure: false,
+        slow: true,
+    };
+    model(|| {
+        let w = Arc::new(TimeWindow::<1>::with_buckets(1, W).unwrap());
+        for _ in 0..2 {
+            assert!(
+                w.record_gen(0, SLOW_FAIL, 0, 0, || true).is_ok(),
+                "{HONEST}"
+            );
+        }
+        let hs: Vec<_> = [SLOW_FAIL, SLOW_OK]
+            .into_iter()
+            .map(|s| {
+                let w = w.clone();
+                thread::spawn(move || {
+                    assert!(w.record_gen(0, s, W, 0, || true).is_ok(), "{HONEST}");
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+        let c = w.counts(W);
+        assert_eq!(
+            (c.calls, c.failures, c.slow, c.slow_failures),
+            (2, 1, 2, 1),
+            "both epoch-1 records, in the main and the slow bucket"
+        );
+    });
+}

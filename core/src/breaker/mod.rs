@@ -215,9 +215,66 @@ impl<W: SlidingWindow> CircuitBreaker<W> {
     /// [`MAX_RETRIES`] passes. The totals have counted a failure or ignored
     /// outcome by then, a success at most once; the window and the state may or
     /// may not have.
-    // Inline: with the window's record, this is the whole success path.
+    // Inline: the success that can decide nothing is a few loads and the
+    // window's one CAS; everything else is out of line.
     #[inline]
     pub fn record_token_checked(
+        &self,
+        token: PermitToken,
+        outcome: Outcome,
+        duration_ns: u64,
+        now: u64,
+    ) -> Result<(), Corrupt> {
+        if W::QUIET_SUCCESS {
+            if outcome == Outcome::Success && self.record_quiet_success(token, duration_ns, now) {
+                return Ok(());
+            }
+            return self.record_outcome_out_of_line(token, outcome, duration_ns, now);
+        }
+        self.record_outcome(token, outcome, duration_ns, now)
+    }
+
+    /// [`record_outcome`](Self::record_outcome) behind a call, so that the
+    /// quiet success inlined before it keeps its registers.
+    #[inline(never)]
+    fn record_outcome_out_of_line(
+        &self,
+        token: PermitToken,
+        outcome: Outcome,
+        duration_ns: u64,
+        now: u64,
+    ) -> Result<(), Corrupt> {
+        self.record_outcome(token, outcome, duration_ns, now)
+    }
+
+    /// A closed, non-probe, fast success that leaves the consecutive-failure run
+    /// alone and lands in a live window bucket already past the gate: it can only
+    /// lower the rates, so it is counted by the window alone (which keeps the
+    /// success) and nothing is evaluated. Whether it was recorded; when not,
+    /// nothing was written.
+    #[inline]
+    fn record_quiet_success(&self, token: PermitToken, duration_ns: u64, now: u64) -> bool {
+        if is_probe_epoch(token.epoch)
+            || self
+                .config
+                .slow_call_duration_ns
+                .is_some_and(|d| duration_ns > d)
+        {
+            return false;
+        }
+        let w = self.load();
+        w.state() == State::Closed
+            && w.epoch() == token.epoch
+            && (self.config.consecutive_failures.is_none() || w.run() == 0)
+            && self
+                .window
+                .record_quiet_success(token.epoch, now, self.gate)
+    }
+
+    /// [`record_token_checked`](Self::record_token_checked) for every outcome
+    /// that may change something beyond one window bucket.
+    #[inline]
+    fn record_outcome(
         &self,
         token: PermitToken,
         outcome: Outcome,

@@ -115,6 +115,23 @@ pub trait SlidingWindow: sealed::Sealed + Sized {
         is_current: impl Fn() -> bool,
     ) -> Result<Recorded, Corrupt>;
 
+    /// Whether [`record_quiet_success`](Self::record_quiet_success) can ever
+    /// record (the breaker skips asking when not).
+    #[doc(hidden)]
+    const QUIET_SUCCESS: bool = false;
+
+    /// Record a plain success of `generation` at `now` (ns) if it can decide
+    /// nothing: it lands in a live bucket of the current epoch that already
+    /// holds more than `gate` calls (so the rates can only fall) and the window
+    /// keeps it in [`successes`](Self::successes). `false` when it cannot be
+    /// recorded so, and then nothing was written.
+    #[doc(hidden)]
+    #[inline]
+    fn record_quiet_success(&self, generation: u32, now: u64, gate: u64) -> bool {
+        let _ = (generation, now, gate);
+        false
+    }
+
     /// Lifetime successes the window kept (see [`Recorded::kept`]), exact
     /// whenever no record is half-way. Reading changes nothing.
     #[doc(hidden)]

@@ -164,8 +164,9 @@ macro_rules! shareable_breaker {
 // 0x0103 / 0x0104: permit slots name their process in the word that claims them.
 // 0x0111 ..= 0x0118: the core's totals count probes apart (closed permits are
 // counted when recorded). 0x0121 ..= 0x0128: the core's `rejected` total is
-// spread over four lines. One pair of layout ids per permit table size
-// (`super::slots`).
+// spread over four lines. 0x0132 ..= 0x0138 (time windows only): a bucket is
+// a 64-bit tag and a 64-bit counts word instead of one 128-bit word. One pair
+// of layout ids per permit table size (`super::slots`).
 #[cfg(not(loom))]
 shareable_breaker!(
     CountCell<256>,
@@ -177,7 +178,7 @@ shareable_breaker!(
 shareable_breaker!(
     TimeCell<256>,
     256,
-    0x0122,
+    0x0132,
     "time-window circuit breaker (256 permit slots)"
 );
 #[cfg(not(loom))]
@@ -191,7 +192,7 @@ shareable_breaker!(
 shareable_breaker!(
     TimeCell<4096>,
     4096,
-    0x0124,
+    0x0134,
     "time-window circuit breaker (4096 permit slots)"
 );
 #[cfg(not(loom))]
@@ -205,7 +206,7 @@ shareable_breaker!(
 shareable_breaker!(
     TimeCell<32768>,
     32768,
-    0x0126,
+    0x0136,
     "time-window circuit breaker (32768 permit slots)"
 );
 #[cfg(not(loom))]
@@ -219,6 +220,6 @@ shareable_breaker!(
 shareable_breaker!(
     TimeCell<262_144>,
     262_144,
-    0x0128,
+    0x0138,
     "time-window circuit breaker (262144 permit slots)"
 );
