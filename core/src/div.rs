@@ -31,6 +31,13 @@ impl Divisor {
         self.d
     }
 
+    /// `u64::MAX / d`, the largest quotient of any `n: u64` (as stored: for a
+    /// divisor read from a shared region, whatever it holds).
+    #[must_use]
+    pub const fn max_quotient(self) -> u64 {
+        self.m
+    }
+
     /// `(n / d, n % d)`, exactly.
     #[must_use]
     #[inline]

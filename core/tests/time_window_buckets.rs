@@ -86,3 +86,35 @@ fn a_straggler_of_an_older_generation_is_dropped_and_not_kept() {
     assert_eq!(w.counts_gen(2, 0).calls, 0);
     assert_eq!(w.successes(), 1);
 }
+
+#[test]
+fn with_one_second_buckets_generations_far_apart_never_share_a_bucket() {
+    // 1 s buckets leave 28 bits of a tag to the generation: 2^15 and 2^27
+    // generations later are other generations, in one epoch.
+    let w = TimeWindow::<2>::with_buckets(2, 1_000 * MS).unwrap();
+    for _ in 0..2 {
+        w.record_gen(0, FAIL, 0, 0, || true).unwrap();
+    }
+    for g in [1 << 15, 1 << 27] {
+        let r = w.record_gen(g, OK, 0, 0, || true).unwrap();
+        assert!(r.kept, "generation {g}");
+        let c = w.counts_gen(g, 0);
+        assert_eq!((c.calls, c.failures), (1, 0), "generation {g}");
+    }
+    assert_eq!(w.counts_gen(0, 0).calls, 0);
+    assert_eq!(w.successes(), 2);
+}
+
+#[test]
+fn a_bucket_idle_for_exactly_two_to_the_fifteen_laps_starts_empty() {
+    // A slot's next bucket 32 768 laps later is a new bucket, however its
+    // numbers line up.
+    let w = TimeWindow::<1>::with_buckets(1, TimeWindow::<1>::MIN_BUCKET_WIDTH_NS).unwrap();
+    w.record(FAIL, 0);
+    let later = 32_768 * TimeWindow::<1>::MIN_BUCKET_WIDTH_NS;
+    let r = w.record_gen(0, OK, later, 0, || true).unwrap();
+    assert!(r.kept);
+    let c = w.counts(later);
+    assert_eq!((c.calls, c.failures), (1, 0));
+    assert_eq!(w.successes(), 1);
+}

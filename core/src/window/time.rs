@@ -3,30 +3,36 @@
 //! # Protocol
 //! A record at `now` lands in bucket epoch `E = now / width`, never earlier than the
 //! largest epoch the window has seen (`head`), in slot `E mod buckets`. A slot is two
-//! 64-bit words side by side: the *tag* (the bucket's 48-bit epoch and the low 16
-//! bits of its generation) and the *counts* (calls 24 bits, failures 24, a seal bit
-//! and a 15-bit *stamp*). The stamp is computed from the tag the counts were written
-//! for (`lap + generation`, `lap = epoch / buckets`), so counts whose stamp is not
-//! their tag's are the previous bucket's, left by a replacement half-done, and read
-//! as an empty bucket. Adding one outcome is one 64-bit CAS on the counts, from a
-//! value carrying the record's own stamp: a record that read a bucket since rotated
-//! out can only succeed once the slot's stamps have come round to the same value
-//! with the same counts, which takes 2¹⁵ laps or generations of that one slot in
-//! between two of the record's instructions.
+//! 64-bit words side by side: the *tag* (the bucket's epoch, the low bits of its
+//! generation, and an *unplaced* flag) and the *counts* (calls 24 bits,
+//! failures 24, a seal bit and a 15-bit *placement number*). Adding one outcome is
+//! one 64-bit CAS on the counts, from a value read before the tag was checked.
 //!
-//! A bucket is replaced in three steps, each a CAS that anyone who finds it half-done
-//! finishes: *seal* the counts (no record adds to a sealed bucket, and counts left
-//! by a previous tag are first sealed under this one, so no one can still place
-//! into them), *fold* a main bucket's successes into the slot's `folded` word (see
-//! below), *move* the tag; the first record of the new tag then *places* fresh
-//! counts over the sealed ones. A slot of another generation is replaced only by a
-//! record whose generation the breaker confirms is current (`is_current`, asked
-//! after the slot was read); otherwise the record is stale and dropped. Slow
-//! outcomes are counted the same way in a second array of slots, touched only by
-//! slow calls.
+//! A bucket is replaced in steps, each a CAS that anyone who finds it half-done
+//! finishes: *seal* its counts (no record adds to sealed counts), *fold* a main
+//! bucket's successes into the slot's `folded` word (see below), *move* the tag to
+//! the new bucket with the unplaced flag set, then the first record of the new
+//! bucket *places* fresh counts over the sealed ones (with the next placement
+//! number) and clears the flag. So under a tag without the flag the counts are
+//! that bucket's; under a flagged tag sealed counts are the previous bucket's
+//! leftovers (already folded) and unsealed ones the new bucket's. A flagged tag is
+//! moved on only after an empty bucket was placed under it, so a late first record
+//! of that bucket cannot place into counts that already belong to a newer tag.
 //!
-//! The window is the current bucket plus the `buckets − 1` before it: a slot whose
-//! tag lies outside that span counts zero, however long ago it was written.
+//! Tags never return to a value a slot held (epochs of a generation only grow; an
+//! older generation never replaces a newer one), so a record that read the
+//! counts and then found the tag its own adds to that bucket or, if a rotation
+//! changed the counts since, fails its CAS; the counts come back to the very value
+//! it read only after 2¹⁵ placements in that slot in between two of its
+//! instructions.
+//!
+//! A slot of another generation is replaced only by a record whose generation the
+//! breaker confirms is current (`is_current`, asked after the slot was read);
+//! otherwise the record is stale and dropped. Slow outcomes are counted the same
+//! way in a second array of slots (sealed, never folded), touched only by slow
+//! calls. The window is the current bucket plus the `buckets − 1` before it: a
+//! slot whose tag lies outside that span counts zero, however long ago it was
+//! written.
 //!
 //! # Lifetime successes
 //! The breaker's lifetime success total is kept here, off the hot path: a success
@@ -37,10 +43,13 @@
 //! (or in `folded`, which tells) and the next record to the slot finishes.
 //!
 //! # Limits
-//! A tag names its generation by the low 16 bits: a slot left untouched while
-//! 2¹⁶ generations pass (32 768 trips or resets with no record landing in it)
-//! takes the new generation's records into its old counts. A bucket counts at
-//! most [`TimeWindow::MAX_BUCKET_CALLS`] outcomes.
+//! A tag gives the epoch the bits the largest epoch of a `u64` clock needs and
+//! the generation the other 63 − those: 28 bits with buckets of 1 s or more, 15
+//! with the narrowest (0.1 ms). A record of a generation 2²⁸ (2¹⁵) after the one
+//! a slot holds, for the same bucket epoch, is taken for that one's: with the
+//! breaker's closed epochs two apart, 2²⁷ (16 384) resets within one bucket
+//! width with no record landing in the slot. A bucket counts at most
+//! [`TimeWindow::MAX_BUCKET_CALLS`] outcomes.
 
 use crossbeam_utils::CachePadded;
 
@@ -50,15 +59,15 @@ use crate::div::Divisor;
 use crate::error::{ConfigError, Field, Problem};
 use crate::sync::{AtomicU64, AtomicU128, Ordering, raise_to};
 
-const EPOCH_BITS: u32 = 48;
-const EPOCH_MASK: u64 = (1 << EPOCH_BITS) - 1;
-const GEN_MASK: u32 = (1 << 16) - 1;
+/// Tag word: epoch | generation | unplaced (bit 63); see [`Tags`].
+const UNPLACED: u64 = 1 << 63;
+/// The most bits an epoch takes: `u64::MAX / MIN_BUCKET_WIDTH_NS < 2⁴⁸`.
+const MAX_EPOCH_BITS: u32 = 48;
+/// Counts word: calls (24) | failures (24) | sealed (1) | placement number (15).
 const COUNT_BITS: u32 = 24;
 const COUNT_MASK: u64 = (1 << COUNT_BITS) - 1;
-/// Counts word: calls (24) | failures (24) | sealed (1) | stamp (15).
 const SEALED: u64 = 1 << (2 * COUNT_BITS);
-const STAMP_SHIFT: u32 = 2 * COUNT_BITS + 1;
-const STAMP_MASK: u64 = (1 << (64 - STAMP_SHIFT)) - 1;
+const PLACEMENT_SHIFT: u32 = 2 * COUNT_BITS + 1;
 /// High half of a `folded` word: the successes (63 bits) and whether a bucket
 /// was ever folded (the low half is then that bucket's tag).
 const SUM_MASK: u64 = (1 << 63) - 1;
@@ -93,42 +102,71 @@ struct Slot {
 }
 
 impl Slot {
-    /// Slot `index`, empty: its tag is the first epoch it serves, so a record of
-    /// any later epoch finds a tag of its own slot (whose stamp it can tell from
-    /// its own) and seals it before moving on.
+    /// Slot `index`, empty: its tag is the first epoch it serves.
     fn new(index: usize) -> Self {
         Self {
-            tag: AtomicU64::new(tag_of(0, index as u64)),
+            // Generation 0, epoch `index`, whatever the split.
+            tag: AtomicU64::new(index as u64),
             counts: AtomicU64::new(0),
         }
     }
+
+    /// The tag and the counts, read so that the counts are the tag's or, under a
+    /// flagged tag, the leftovers before it: the counts the same before and
+    /// after the tag was read (a tag moves on only after its counts were sealed,
+    /// and sealed counts stay as they are until the next bucket is placed under
+    /// the moved tag), see [`confirm`](Self::confirm).
+    fn read(&self) -> Option<(u64, u64)> {
+        let c = self.counts.load(Ordering::Acquire);
+        let tag = self.tag.load(Ordering::Acquire);
+        self.confirm(c, tag)
+    }
+
+    /// `(tag, c)` when the counts, read as `c` before `tag` was read, still are.
+    fn confirm(&self, c: u64, tag: u64) -> Option<(u64, u64)> {
+        (self.counts.load(Ordering::Acquire) == c).then_some((tag, c))
+    }
 }
 
-/// The tag word of (`generation`, `epoch`).
-fn tag_of(generation: u32, epoch: u64) -> u64 {
-    (u64::from(generation & GEN_MASK) << EPOCH_BITS) | (epoch & EPOCH_MASK)
+/// How a window's tags split their 63 bits: the epoch takes as many as the
+/// largest epoch of a `u64` clock needs (35 for 1 s buckets, 48 for the
+/// narrowest), the generation the rest (28 and 15).
+#[derive(Clone, Copy)]
+struct Tags {
+    epoch_bits: u32,
 }
 
-fn tag_epoch(tag: u64) -> u64 {
-    tag & EPOCH_MASK
-}
+impl Tags {
+    /// The split for buckets of `width`: `width.max_quotient()` is the largest
+    /// epoch (at most 48 bits, even for a divisor overwritten in a region).
+    fn for_width(width: Divisor) -> Self {
+        Self {
+            epoch_bits: (64 - width.max_quotient().leading_zeros()).min(MAX_EPOCH_BITS),
+        }
+    }
 
-fn tag_gen(tag: u64) -> u32 {
-    (tag >> EPOCH_BITS) as u32
-}
+    fn gen_mask(self) -> u64 {
+        (1 << (63 - self.epoch_bits)) - 1
+    }
 
-/// The stamp of the bucket of `lap` (`epoch / buckets`) and `generation`: every
-/// later bucket of a slot adds at least one to one of the two, so stamps repeat
-/// only after 2¹⁵ of them.
-fn stamp_of(lap: u64, generation: u32) -> u64 {
-    // Mutant `time_unstamped`: the stamp forgets the generation, so a bucket's
-    // successor of another generation carries its stamp.
-    let generation = if cfg!(seawall_mutant = "time_unstamped") {
-        0
-    } else {
-        generation
-    };
-    lap.wrapping_add(u64::from(generation & GEN_MASK)) & STAMP_MASK
+    /// `generation` as tags name it.
+    fn generation(self, generation: u32) -> u32 {
+        (u64::from(generation) & self.gen_mask()) as u32
+    }
+
+    /// The tag word of (`generation`, `epoch`), unflagged.
+    fn of(self, generation: u32, epoch: u64) -> u64 {
+        ((u64::from(generation) & self.gen_mask()) << self.epoch_bits)
+            | (epoch & ((1 << self.epoch_bits) - 1))
+    }
+
+    fn epoch(self, tag: u64) -> u64 {
+        tag & ((1 << self.epoch_bits) - 1)
+    }
+
+    fn gen_of(self, tag: u64) -> u32 {
+        ((tag >> self.epoch_bits) & self.gen_mask()) as u32
+    }
 }
 
 fn calls(c: u64) -> u32 {
@@ -143,13 +181,27 @@ fn is_sealed(c: u64) -> bool {
     c & SEALED != 0
 }
 
-fn stamp_in(c: u64) -> u64 {
-    c >> STAMP_SHIFT
+/// Counts placed over `c`: the next placement number, `first` outcome if any.
+fn placed_over(c: u64, first: Option<bool>) -> u64 {
+    // Mutant `time_placement_kept`: a placement keeps the number it replaces, so
+    // a new bucket can carry the very value an old record read.
+    let next = if cfg!(seawall_mutant = "time_placement_kept") {
+        c >> PLACEMENT_SHIFT
+    } else {
+        (c >> PLACEMENT_SHIFT).wrapping_add(1)
+    };
+    let outcome = first.map_or(0, |fail| 1 | (u64::from(fail) << COUNT_BITS));
+    (next << PLACEMENT_SHIFT) | outcome
 }
 
-/// Counts of a new bucket of stamp `stamp` holding one outcome.
-fn first_outcome(stamp: u64, fail: bool) -> u64 {
-    (stamp << STAMP_SHIFT) | (u64::from(fail) << COUNT_BITS) | 1
+/// The counts a slot read as `(tag, c)` holds for the tag's own bucket: none
+/// when they are leftovers under a flagged tag.
+fn own_counts(tag: u64, c: u64) -> u64 {
+    if tag & UNPLACED != 0 && is_sealed(c) {
+        0
+    } else {
+        c
+    }
 }
 
 /// Successes counted in main-bucket counts `c` (saturating: a corrupted word may
@@ -163,22 +215,14 @@ fn folded_sum(f: u128) -> u64 {
     ((f >> 64) as u64) & SUM_MASK
 }
 
-/// Whether `folded` word `f` has taken the bucket of `tag` already.
+/// Whether `folded` word `f` has taken the bucket of (unflagged) `tag` already.
 fn has_folded(f: u128, tag: u64) -> bool {
     ((f >> 64) as u64) & FOLDED != 0 && f as u64 == tag
 }
 
-/// The bucket a record is for.
-#[derive(Clone, Copy)]
-struct Want {
-    tag: u64,
-    stamp: u64,
-    fail: bool,
-}
-
 /// Result of adding one outcome to a slot.
 enum Bump {
-    /// Added; `rotated` when it placed a new bucket; `n` is the count after.
+    /// Added; `rotated` when it was the bucket's first; `n` is the count after.
     Added { rotated: bool, n: u32 },
     /// The record belongs to a bucket already rotated out, or to an older
     /// generation, or the bucket is full: it counts in no window.
@@ -233,53 +277,48 @@ impl<const B: usize> TimeWindow<B> {
         self.counts_gen(0, now)
     }
 
+    /// How this window's tags split their bits.
+    fn tags(&self) -> Tags {
+        Tags::for_width(self.width)
+    }
+
     /// The bucket epoch for `now`, raised to the largest seen (a clock that steps
     /// back counts as no time passed), and whether this call raised it.
     fn advance(&self, now: u64) -> (u64, bool) {
         raise_to(&self.head, self.width.div(now))
     }
 
-    /// The stamp counts written for `tag` carry.
-    fn stamp(&self, tag: u64) -> u64 {
-        stamp_of(self.buckets.div(tag_epoch(tag)), tag_gen(tag))
-    }
-
-    /// Add one outcome to `slot` for `want`; `folded` is the slot's folded word
-    /// for the main array (its buckets are folded when rotated out), `None` for
-    /// the slow array.
+    /// Add one outcome (`fail` or not) to `slot` for the bucket of tag `want`
+    /// (unflagged); `folded` is the slot's folded word for the main array (its
+    /// buckets are folded when rotated out), `None` for the slow array.
     // Inline: the record of a success is this CAS and little else.
     #[inline]
     fn bump(
-        &self,
+        tags: Tags,
         slot: &Slot,
         folded: Option<&AtomicU128>,
-        want: Want,
+        want: u64,
+        fail: bool,
         is_current: &impl Fn() -> bool,
     ) -> Bump {
-        // Invariant: a slot's tag only moves to a later epoch of its generation, or
-        // to another generation by a record confirmed current after the slot was
-        // read, and only once the counts it names are sealed (and, in the main
-        // array, folded); counts of a tag only grow, and not at all once sealed;
-        // counts carry the stamp of the tag they are for. So a CAS from the value
-        // just read, with this record's stamp, adds to exactly the bucket that was
-        // checked: a rotation since then sealed it (the CAS fails) and every later
-        // bucket of the slot carries another stamp. A CAS fails only when another
-        // record changed the slot, so only a corrupted or hostile writer reaches
-        // the bound.
+        // Invariant: a slot's tag only moves to a later epoch of its generation,
+        // or to another generation by a record confirmed current after the slot
+        // was read, never back to a value it held, and only once the counts it
+        // names are sealed (and, in the main array, folded); the counts of a
+        // bucket only grow, and not at all once sealed; a placement changes the
+        // placement number. So counts read before the tag was found to be `want`
+        // (unflagged) are `want`'s or older, and a CAS from them adds to exactly
+        // `want`'s bucket or fails. A CAS fails only when another record changed
+        // the slot, so only a corrupted or hostile writer reaches the bound.
         // The hot path: a live, unsealed bucket of this very tag with room takes
         // `n + 1` (and `fails + 1`) in place; anything else is for `bump_slow`.
-        let unsealed = want.stamp << 1; // `counts >> 48`: the stamp, not sealed
-        let add = 1 | (u64::from(want.fail) << COUNT_BITS);
+        let add = 1 | (u64::from(fail) << COUNT_BITS);
         for _ in 0..MAX_RETRIES {
-            let tag = slot.tag.load(Ordering::Acquire);
             let c = slot.counts.load(Ordering::Acquire);
+            let tag = slot.tag.load(Ordering::Acquire);
             let n = c & COUNT_MASK;
-            if tag != want.tag
-                || c >> (2 * COUNT_BITS) != unsealed
-                || n == 0
-                || n >= u64::from(MAX_BUCKET_CALLS)
-            {
-                return self.bump_slow(slot, folded, want, is_current);
+            if tag != want || is_sealed(c) || n == 0 || n >= u64::from(MAX_BUCKET_CALLS) {
+                return Self::bump_slow(tags, slot, (c, tag), folded, want, fail, is_current);
             }
             if slot
                 .counts
@@ -299,30 +338,49 @@ impl<const B: usize> TimeWindow<B> {
     /// this tag with room: a rotation, a full or sealed bucket, a stale record.
     #[cold]
     #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
     fn bump_slow(
-        &self,
+        tags: Tags,
         slot: &Slot,
+        seen: (u64, u64),
         folded: Option<&AtomicU128>,
-        want: Want,
+        want: u64,
+        fail: bool,
         is_current: &impl Fn() -> bool,
     ) -> Bump {
         // Invariant: the one written in `bump`, whose loop this is for the other
         // cases; the hot path's CAS there is this loop's add.
+        let add = 1 | (u64::from(fail) << COUNT_BITS);
+        let mut first = Some(seen);
         for _ in 0..MAX_RETRIES {
-            // Counts read between two reads of one tag are that tag's or the
-            // previous bucket's (its successor's first outcome is placed only
-            // after the tag moved on); the stamp tells which.
-            let tag = slot.tag.load(Ordering::Acquire);
-            let c = slot.counts.load(Ordering::Acquire);
-            if slot.tag.load(Ordering::Acquire) != tag {
+            // The hot path's read (counts, then tag) needs one more look at the
+            // counts; every later pass reads afresh.
+            let read = match first.take() {
+                Some((c, tag)) => slot.confirm(c, tag),
+                None => slot.read(),
+            };
+            let Some((tag, c)) = read else {
+                continue;
+            };
+            let bucket = tag & !UNPLACED;
+            let unplaced = tag & UNPLACED != 0;
+            if unplaced && !is_sealed(c) {
+                // Placed, the flag not yet cleared: clear it (anyone may).
+                let _ = slot
+                    .tag
+                    .compare_exchange(tag, bucket, Ordering::AcqRel, Ordering::Acquire);
                 continue;
             }
-            let placed = stamp_in(c) == self.stamp(tag);
-            if tag == want.tag {
-                if !placed || (calls(c) == 0 && !is_sealed(c)) {
-                    // An empty bucket of this tag (never written, or the previous
-                    // bucket's sealed counts): this record is its first.
-                    if Self::place(slot, c, want) {
+            if bucket == want {
+                if unplaced {
+                    // Leftovers: this record is the new bucket's first outcome.
+                    if Self::place(slot, c, Some(fail)) {
+                        let _ = slot.tag.compare_exchange(
+                            tag,
+                            bucket,
+                            Ordering::AcqRel,
+                            Ordering::Acquire,
+                        );
                         return Bump::Added {
                             rotated: true,
                             n: 1,
@@ -334,22 +392,22 @@ impl<const B: usize> TimeWindow<B> {
                     // Being rotated out by a newer record, or full.
                     return Bump::Dropped;
                 }
-                let next = c + (1 | (u64::from(want.fail) << COUNT_BITS));
+                let next = c + add;
                 if slot
                     .counts
                     .compare_exchange(c, next, Ordering::AcqRel, Ordering::Acquire)
                     .is_ok()
                 {
                     return Bump::Added {
-                        rotated: false,
+                        rotated: calls(c) == 0,
                         n: calls(next),
                     };
                 }
                 continue;
             }
-            let replaces = if tag_gen(tag) == tag_gen(want.tag) {
+            let replaces = if tags.gen_of(bucket) == tags.gen_of(want) {
                 // A later epoch of this generation has rotated this one out.
-                tag_epoch(tag) < tag_epoch(want.tag)
+                tags.epoch(bucket) < tags.epoch(want)
             } else {
                 // Mutant `time_stale_replace`: any other generation may replace it.
                 cfg!(seawall_mutant = "time_stale_replace") || is_current()
@@ -357,43 +415,44 @@ impl<const B: usize> TimeWindow<B> {
             if !replaces {
                 return Bump::Dropped;
             }
-            // Seal what the tag names (counts left by the tag before it are sealed
-            // anew under this one's stamp, so no late first record lands in them).
-            let sealed = if placed {
-                c | SEALED
-            } else {
-                (self.stamp(tag) << STAMP_SHIFT) | SEALED
-            };
-            if sealed != c
+            if unplaced {
+                // Never placed: place it empty first, so no late first record of
+                // it can place into what the next tag will own.
+                let _ = Self::place(slot, c, None);
+                continue;
+            }
+            if !is_sealed(c)
                 && slot
                     .counts
-                    .compare_exchange(c, sealed, Ordering::AcqRel, Ordering::Acquire)
+                    .compare_exchange(c, c | SEALED, Ordering::AcqRel, Ordering::Acquire)
                     .is_err()
             {
                 continue;
             }
             if let Some(folded) = folded
-                && !Self::fold(folded, slot, tag, sealed)
+                && !Self::fold(folded, slot, bucket, c | SEALED)
             {
                 return Bump::Corrupt;
             }
             // Whoever wins, the next pass finds the tag moved on.
-            let _ = slot
-                .tag
-                .compare_exchange(tag, want.tag, Ordering::AcqRel, Ordering::Acquire);
+            let _ = slot.tag.compare_exchange(
+                tag,
+                want | UNPLACED,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            );
         }
         Bump::Corrupt
     }
 
-    /// Put `want`'s first outcome over `c`, the empty or sealed counts the slot's
-    /// tag (already `want.tag`) holds; `false` when another record changed them
-    /// first.
-    fn place(slot: &Slot, c: u64, want: Want) -> bool {
-        let fresh = first_outcome(want.stamp, want.fail);
+    /// Place a new bucket's counts (its `first` outcome, if any) over `c`, the
+    /// leftovers under the slot's flagged tag; `false` when another record
+    /// changed them first.
+    fn place(slot: &Slot, c: u64, first: Option<bool>) -> bool {
+        let fresh = placed_over(c, first);
         #[cfg(seawall_mutant = "bucket_reset")]
         {
             // Mutant: a blind store swallows a concurrent record placed first.
-            let _ = c;
             slot.counts.store(fresh, Ordering::Release);
             true
         }
@@ -436,12 +495,19 @@ impl<const B: usize> TimeWindow<B> {
         false
     }
 
-    /// The counts of `slot` if they are its tag's: `(tag, counts)`, the counts
-    /// zero when the slot holds the previous bucket's.
-    fn read(&self, slot: &Slot) -> (u64, u64) {
-        let tag = slot.tag.load(Ordering::Acquire);
-        let c = slot.counts.load(Ordering::Acquire);
-        (tag, if stamp_in(c) == self.stamp(tag) { c } else { 0 })
+    /// `slot`'s bucket: its unflagged tag and its own counts (zero for
+    /// leftovers); read again while a rotation moves the tag under the read.
+    fn bucket_of(slot: &Slot) -> (u64, u64) {
+        let mut last = (0, 0);
+        for _ in 0..MAX_RETRIES {
+            let tag = slot.tag.load(Ordering::Acquire);
+            let c = slot.counts.load(Ordering::Acquire);
+            last = (tag & !UNPLACED, own_counts(tag, c));
+            if slot.tag.load(Ordering::Acquire) == tag {
+                break;
+            }
+        }
+        last
     }
 
     /// Successes counted by slot `i`: the folded ones, plus its bucket's unless
@@ -452,8 +518,7 @@ impl<const B: usize> TimeWindow<B> {
         for _ in 0..MAX_RETRIES {
             // The tag both before and after: it named the slot all along (tags are
             // never reused in a slot), so every bucket before it was folded before
-            // `folded` was read, and the counts read are its own or, unplaced, the
-            // folded ones before it.
+            // `folded` was read, and the counts read are its own or its leftovers.
             let before = slot.tag.load(Ordering::Acquire);
             let f = folded.load(Ordering::Acquire);
             let c = slot.counts.load(Ordering::Acquire);
@@ -464,10 +529,10 @@ impl<const B: usize> TimeWindow<B> {
             }
         }
         let (f, tag, c) = seen;
-        let live = if stamp_in(c) != self.stamp(tag) || has_folded(f, tag) {
+        let live = if has_folded(f, tag & !UNPLACED) {
             0
         } else {
-            successes_in(c)
+            successes_in(own_counts(tag, c))
         };
         folded_sum(f).wrapping_add(live)
     }
@@ -481,21 +546,22 @@ impl<const B: usize> TimeWindow<B> {
     /// Sum of the buckets of `generation` in the window ending at epoch `head`.
     fn sum(&self, generation: u32, head: u64) -> WindowCounts {
         let span = self.buckets.get();
+        let tags = self.tags();
         let live = |tag: u64| {
-            let e = tag_epoch(tag);
-            tag_gen(tag) == generation && e <= head && head - e < span
+            let e = tags.epoch(tag);
+            tags.gen_of(tag) == generation && e <= head && head - e < span
         };
         let mut c = WindowCounts::default();
         let n = self.live_len();
         for slot in &self.main[..n] {
-            let (tag, counts) = self.read(slot);
+            let (tag, counts) = Self::bucket_of(slot);
             if live(tag) {
                 c.calls += u64::from(calls(counts));
                 c.failures += u64::from(fails(counts));
             }
         }
         for slot in &self.slow[..n] {
-            let (tag, counts) = self.read(slot);
+            let (tag, counts) = Self::bucket_of(slot);
             if live(tag) {
                 c.slow += u64::from(calls(counts));
                 c.slow_failures += u64::from(fails(counts));
@@ -534,11 +600,11 @@ impl<const B: usize> SlidingWindow for TimeWindow<B> {
         gate: u64,
         is_current: impl Fn() -> bool,
     ) -> Result<Recorded, Corrupt> {
-        let generation = generation & GEN_MASK;
+        let tags = self.tags();
+        let generation = tags.generation(generation);
         let (epoch, advanced) = self.advance(now);
         // `index` is below `B` unless the divisor was overwritten in a shared region.
-        let (lap, index) = self.buckets.div_rem(epoch);
-        let index = usize::try_from(index).map_err(|_| Corrupt)?;
+        let index = usize::try_from(self.buckets.div_rem(epoch).1).map_err(|_| Corrupt)?;
         let (Some(main), Some(slow), Some(folded)) = (
             self.main.get(index),
             self.slow.get(index),
@@ -546,17 +612,19 @@ impl<const B: usize> SlidingWindow for TimeWindow<B> {
         ) else {
             return Err(Corrupt);
         };
-        let want = Want {
-            tag: tag_of(generation, epoch),
-            stamp: stamp_of(lap, generation),
-            fail: sample.failure,
-        };
-        let (rotated, n) = match self.bump(main, Some(folded), want, &is_current) {
-            Bump::Added { rotated, n } => (rotated, n),
-            Bump::Dropped => return Ok(Recorded::default()),
-            Bump::Corrupt => return Err(Corrupt),
-        };
-        if sample.slow && matches!(self.bump(slow, None, want, &is_current), Bump::Corrupt) {
+        let want = tags.of(generation, epoch);
+        let (rotated, n) =
+            match Self::bump(tags, main, Some(folded), want, sample.failure, &is_current) {
+                Bump::Added { rotated, n } => (rotated, n),
+                Bump::Dropped => return Ok(Recorded::default()),
+                Bump::Corrupt => return Err(Corrupt),
+            };
+        if sample.slow
+            && matches!(
+                Self::bump(tags, slow, None, want, sample.failure, &is_current),
+                Bump::Corrupt
+            )
+        {
             return Err(Corrupt);
         }
         // A success in a main bucket is in `successes()` from now on.
@@ -580,25 +648,32 @@ impl<const B: usize> SlidingWindow for TimeWindow<B> {
         // `record_gen`'s quiet case, with nothing written unless it is one: the
         // epoch is the head's (a record that would raise it is not quiet), and
         // the CAS is `bump`'s hot path, tried once, under the invariant written
-        // there: counts carrying this tag's stamp are this bucket's.
+        // there: counts read before the tag was found to be this bucket's are
+        // this bucket's or older.
         let head = self.head.load(Ordering::Acquire);
         if self.width.div(now) > head {
             return false;
         }
-        let generation = generation & GEN_MASK;
-        let (lap, index) = self.buckets.div_rem(head);
+        let index = self.buckets.div_rem(head).1;
         let Some(slot) = usize::try_from(index).ok().and_then(|i| self.main.get(i)) else {
             return false;
         };
-        let tag = slot.tag.load(Ordering::Acquire);
-        let c = slot.counts.load(Ordering::Acquire);
+        #[cfg(not(seawall_mutant = "time_quiet_tag_first"))]
+        let (c, tag) = (
+            slot.counts.load(Ordering::Acquire),
+            slot.tag.load(Ordering::Acquire),
+        );
+        // Mutant: the tag read first, so the counts may be a newer bucket's.
+        #[cfg(seawall_mutant = "time_quiet_tag_first")]
+        let (tag, c) = (
+            slot.tag.load(Ordering::Acquire),
+            slot.counts.load(Ordering::Acquire),
+        );
         let n = c & COUNT_MASK;
         // `n ≥ gate` (the count after is past it), `n > 0` (the bucket is live).
-        tag == tag_of(generation, head)
-            // Mutant `time_quiet_unstamped`: counts read after the tag are taken
-            // for its own without their stamp being checked.
-            && (cfg!(seawall_mutant = "time_quiet_unstamped")
-                || c >> (2 * COUNT_BITS) == stamp_of(lap, generation) << 1)
+        let tags = self.tags();
+        tag == tags.of(tags.generation(generation), head)
+            && !is_sealed(c)
             && n >= gate
             && n != 0
             && n < u64::from(MAX_BUCKET_CALLS)
@@ -613,7 +688,7 @@ impl<const B: usize> SlidingWindow for TimeWindow<B> {
     }
 
     fn counts_gen(&self, generation: u32, now: u64) -> WindowCounts {
-        let generation = generation & GEN_MASK;
+        let generation = self.tags().generation(generation);
         let head = self.head.load(Ordering::Acquire).max(self.width.div(now));
         self.sum(generation, head)
     }
@@ -621,10 +696,10 @@ impl<const B: usize> SlidingWindow for TimeWindow<B> {
     fn latest_gen(&self) -> Option<u32> {
         self.main[..self.live_len()]
             .iter()
-            .map(|s| self.read(s))
+            .map(Self::bucket_of)
             .filter(|&(_, c)| calls(c) > 0)
-            .max_by_key(|&(tag, _)| tag_epoch(tag))
-            .map(|(tag, _)| tag_gen(tag))
+            .max_by_key(|&(tag, _)| self.tags().epoch(tag))
+            .map(|(tag, _)| self.tags().gen_of(tag))
     }
 
     fn gate(&self, minimum_calls: u64) -> u64 {
