@@ -188,56 +188,18 @@ fn time_window_rotation_folds_each_bucket_once() {
     });
 }
 
-/// A straggler of generation 0 that read the slot just before a record of the
-/// current generation 2 replaced its bucket (seal, fold, move the tag, place the
-/// new bucket's first outcome: the counts word then holds the calls and failures
-/// the straggler read, for another bucket): the straggler lands in generation
-/// 0's bucket or nowhere, never in generation 2's, and its success counts once
-/// if it was kept.
-#[test]
-fn time_window_record_of_a_rotated_out_bucket_never_lands_in_its_successor() {
-    model(|| {
+/// A straggler of generation 0, recorded by `straggle` (whether it landed),
+/// racing with a record of the current generation 2 that replaces its bucket:
+/// generation 2 holds its own record only, and each landed success counts once.
+fn straggler_races_the_current_generation(
+    straggle: impl Fn(&TimeWindow<1>) -> bool + Send + Sync + Copy + 'static,
+) {
+    model(move || {
         let w = Arc::new(TimeWindow::<1>::with_buckets(1, W).unwrap());
         assert!(w.record_gen(0, OK, 0, 0, || true).is_ok(), "{HONEST}");
         let old = {
             let w = w.clone();
-            thread::spawn(move || w.record_gen(0, OK, 0, 0, || false).expect(HONEST).kept)
-        };
-        let new = {
-            let w = w.clone();
-            thread::spawn(move || w.record_gen(2, OK, 0, 0, || true).expect(HONEST).kept)
-        };
-        let kept_old = old.join().unwrap();
-        assert!(
-            new.join().unwrap(),
-            "the current generation's success is kept"
-        );
-        let c = w.counts_gen(2, 0);
-        assert_eq!(
-            (c.calls, c.failures),
-            (1, 0),
-            "generation 2 holds its own record only"
-        );
-        assert_eq!(
-            w.successes(),
-            2 + u64::from(kept_old),
-            "each kept success once"
-        );
-    });
-}
-
-/// The breaker's quiet success (a plain success into a live bucket past the
-/// gate: one CAS, nothing else) of a straggler of generation 0, racing with a
-/// record of the current generation 2 that replaces the bucket: the straggler
-/// lands in generation 0's bucket or nowhere, and counts once if it landed.
-#[test]
-fn time_window_quiet_success_never_lands_in_a_successor() {
-    model(|| {
-        let w = Arc::new(TimeWindow::<1>::with_buckets(1, W).unwrap());
-        assert!(w.record_gen(0, OK, 0, 0, || true).is_ok(), "{HONEST}");
-        let old = {
-            let w = w.clone();
-            thread::spawn(move || w.record_quiet_success(0, 0, 0))
+            thread::spawn(move || straggle(&w))
         };
         let new = {
             let w = w.clone();
@@ -260,6 +222,24 @@ fn time_window_quiet_success_never_lands_in_a_successor() {
             "each kept success once"
         );
     });
+}
+
+/// The straggler read the slot just before the current generation replaced its
+/// bucket (seal, fold, move the tag, place the new bucket's first outcome: the
+/// counts word then holds the calls and failures the straggler read, for
+/// another bucket): it lands in generation 0's bucket or nowhere.
+#[test]
+fn time_window_record_of_a_rotated_out_bucket_never_lands_in_its_successor() {
+    straggler_races_the_current_generation(|w| {
+        w.record_gen(0, OK, 0, 0, || false).expect(HONEST).kept
+    });
+}
+
+/// The same for the breaker's quiet success (a plain success into a live
+/// bucket past the gate: one CAS, nothing else).
+#[test]
+fn time_window_quiet_success_never_lands_in_a_successor() {
+    straggler_races_the_current_generation(|w| w.record_quiet_success(0, 0, 0));
 }
 
 /// Slow outcomes rotate in their own slots, which are sealed but never folded:
