@@ -6,7 +6,7 @@ use seawall_loom_tests::model;
 
 use loom::sync::Arc;
 use loom::thread;
-use seawall_core::{CountWindow, Sample, SlidingWindow, TimeWindow, WindowConfig};
+use seawall_core::{CountWindow, Sample, SlidingWindow, TimeWindow, WindowConfig, WindowCounts};
 
 const W: u64 = 1_000_000;
 /// Every record of these models is honest, so none may find the window corrupt:
@@ -25,12 +25,29 @@ const OK: Sample = Sample {
 /// records of the new epoch race to replace the slot that held epoch 0.
 #[test]
 fn bucket_rotation_loses_no_record_of_the_new_epoch() {
-    model(|| {
+    two_records_race_into_a_new_epoch(FAIL, 3, [FAIL, OK], |c| {
+        assert_eq!(
+            (c.calls, c.failures),
+            (2, 1),
+            "both epoch-1 records, nothing of epoch 0"
+        );
+    });
+}
+
+/// A one-bucket window given `setup` `n` times in epoch 0, then `racers`
+/// recorded at once in epoch 1; `check` gets the counts of epoch 1.
+fn two_records_race_into_a_new_epoch(
+    setup: Sample,
+    n: usize,
+    racers: [Sample; 2],
+    check: fn(WindowCounts),
+) {
+    model(move || {
         let w = Arc::new(TimeWindow::<1>::with_buckets(1, W).unwrap());
-        for _ in 0..3 {
-            assert!(w.record_gen(0, FAIL, 0, 0, || true).is_ok(), "{HONEST}");
+        for _ in 0..n {
+            assert!(w.record_gen(0, setup, 0, 0, || true).is_ok(), "{HONEST}");
         }
-        let hs: Vec<_> = [FAIL, OK]
+        let hs: Vec<_> = racers
             .into_iter()
             .map(|s| {
                 let w = w.clone();
@@ -42,12 +59,7 @@ fn bucket_rotation_loses_no_record_of_the_new_epoch() {
         for h in hs {
             h.join().unwrap();
         }
-        let c = w.counts(W);
-        assert_eq!(
-            (c.calls, c.failures),
-            (2, 1),
-            "both epoch-1 records, nothing of epoch 0"
-        );
+        check(w.counts(W));
     });
 }
 
@@ -255,27 +267,7 @@ fn time_window_slow_rotation_loses_no_record_of_the_new_epoch() {
         failure: false,
         slow: true,
     };
-    model(|| {
-        let w = Arc::new(TimeWindow::<1>::with_buckets(1, W).unwrap());
-        for _ in 0..2 {
-            assert!(
-                w.record_gen(0, SLOW_FAIL, 0, 0, || true).is_ok(),
-                "{HONEST}"
-            );
-        }
-        let hs: Vec<_> = [SLOW_FAIL, SLOW_OK]
-            .into_iter()
-            .map(|s| {
-                let w = w.clone();
-                thread::spawn(move || {
-                    assert!(w.record_gen(0, s, W, 0, || true).is_ok(), "{HONEST}");
-                })
-            })
-            .collect();
-        for h in hs {
-            h.join().unwrap();
-        }
-        let c = w.counts(W);
+    two_records_race_into_a_new_epoch(SLOW_FAIL, 2, [SLOW_FAIL, SLOW_OK], |c| {
         assert_eq!(
             (c.calls, c.failures, c.slow, c.slow_failures),
             (2, 1, 2, 1),

@@ -254,12 +254,7 @@ impl<W: SlidingWindow> CircuitBreaker<W> {
     /// nothing was written.
     #[inline]
     fn record_quiet_success(&self, token: PermitToken, duration_ns: u64, now: u64) -> bool {
-        if is_probe_epoch(token.epoch)
-            || self
-                .config
-                .slow_call_duration_ns
-                .is_some_and(|d| duration_ns > d)
-        {
+        if is_probe_epoch(token.epoch) || self.is_slow(duration_ns) {
             return false;
         }
         let w = self.load();
@@ -269,6 +264,14 @@ impl<W: SlidingWindow> CircuitBreaker<W> {
             && self
                 .window
                 .record_quiet_success(token.epoch, now, self.gate)
+    }
+
+    /// Whether a call of `duration_ns` is slow (`slow_call_duration`, off when
+    /// unset).
+    fn is_slow(&self, duration_ns: u64) -> bool {
+        self.config
+            .slow_call_duration_ns
+            .is_some_and(|d| duration_ns > d)
     }
 
     /// [`record_token_checked`](Self::record_token_checked) for every outcome
@@ -281,11 +284,7 @@ impl<W: SlidingWindow> CircuitBreaker<W> {
         duration_ns: u64,
         now: u64,
     ) -> Result<(), Corrupt> {
-        let slow = outcome != Outcome::Ignored
-            && self
-                .config
-                .slow_call_duration_ns
-                .is_some_and(|d| duration_ns > d);
+        let slow = outcome != Outcome::Ignored && self.is_slow(duration_ns);
         if is_probe_epoch(token.epoch) {
             // Before the outcome: a process killed between the two leaves the
             // probe neither in flight nor recorded, so the totals still add up

@@ -122,6 +122,30 @@ impl Slot {
         self.confirm(c, tag)
     }
 
+    /// The counts, when they are a live, unsealed bucket of tag `want` (unflagged)
+    /// with room for one more outcome, else `Err((counts, tag))` as read. The
+    /// counts are read before the tag (see the invariant in `bump`).
+    #[inline]
+    fn live_counts(&self, want: u64) -> Result<u64, (u64, u64)> {
+        #[cfg(not(seawall_mutant = "time_tag_first"))]
+        let (c, tag) = (
+            self.counts.load(Ordering::Acquire),
+            self.tag.load(Ordering::Acquire),
+        );
+        // Mutant: the tag read first, so the counts may be a newer bucket's.
+        #[cfg(seawall_mutant = "time_tag_first")]
+        let (tag, c) = (
+            self.tag.load(Ordering::Acquire),
+            self.counts.load(Ordering::Acquire),
+        );
+        let n = c & COUNT_MASK;
+        if tag == want && !is_sealed(c) && n != 0 && n < u64::from(MAX_BUCKET_CALLS) {
+            Ok(c)
+        } else {
+            Err((c, tag))
+        }
+    }
+
     /// `(tag, c)` when the counts, read as `c` before `tag` was read, still are.
     fn confirm(&self, c: u64, tag: u64) -> Option<(u64, u64)> {
         (self.counts.load(Ordering::Acquire) == c).then_some((tag, c))
@@ -314,12 +338,13 @@ impl<const B: usize> TimeWindow<B> {
         // `n + 1` (and `fails + 1`) in place; anything else is for `bump_slow`.
         let add = 1 | (u64::from(fail) << COUNT_BITS);
         for _ in 0..MAX_RETRIES {
-            let c = slot.counts.load(Ordering::Acquire);
-            let tag = slot.tag.load(Ordering::Acquire);
+            let c = match slot.live_counts(want) {
+                Ok(c) => c,
+                Err(seen) => {
+                    return Self::bump_slow(tags, slot, seen, folded, want, fail, is_current);
+                }
+            };
             let n = c & COUNT_MASK;
-            if tag != want || is_sealed(c) || n == 0 || n >= u64::from(MAX_BUCKET_CALLS) {
-                return Self::bump_slow(tags, slot, (c, tag), folded, want, fail, is_current);
-            }
             if slot
                 .counts
                 .compare_exchange(c, c + add, Ordering::AcqRel, Ordering::Acquire)
@@ -498,16 +523,9 @@ impl<const B: usize> TimeWindow<B> {
     /// `slot`'s bucket: its unflagged tag and its own counts (zero for
     /// leftovers); read again while a rotation moves the tag under the read.
     fn bucket_of(slot: &Slot) -> (u64, u64) {
-        let mut last = (0, 0);
-        for _ in 0..MAX_RETRIES {
-            let tag = slot.tag.load(Ordering::Acquire);
-            let c = slot.counts.load(Ordering::Acquire);
-            last = (tag & !UNPLACED, own_counts(tag, c));
-            if slot.tag.load(Ordering::Acquire) == tag {
-                break;
-            }
-        }
-        last
+        (0..MAX_RETRIES)
+            .find_map(|_| slot.read())
+            .map_or((0, 0), |(tag, c)| (tag & !UNPLACED, own_counts(tag, c)))
     }
 
     /// Successes counted by slot `i`: the folded ones, plus its bucket's unless
@@ -658,25 +676,12 @@ impl<const B: usize> SlidingWindow for TimeWindow<B> {
         let Some(slot) = usize::try_from(index).ok().and_then(|i| self.main.get(i)) else {
             return false;
         };
-        #[cfg(not(seawall_mutant = "time_quiet_tag_first"))]
-        let (c, tag) = (
-            slot.counts.load(Ordering::Acquire),
-            slot.tag.load(Ordering::Acquire),
-        );
-        // Mutant: the tag read first, so the counts may be a newer bucket's.
-        #[cfg(seawall_mutant = "time_quiet_tag_first")]
-        let (tag, c) = (
-            slot.tag.load(Ordering::Acquire),
-            slot.counts.load(Ordering::Acquire),
-        );
-        let n = c & COUNT_MASK;
-        // `n ≥ gate` (the count after is past it), `n > 0` (the bucket is live).
         let tags = self.tags();
-        tag == tags.of(tags.generation(generation), head)
-            && !is_sealed(c)
-            && n >= gate
-            && n != 0
-            && n < u64::from(MAX_BUCKET_CALLS)
+        let Ok(c) = slot.live_counts(tags.of(tags.generation(generation), head)) else {
+            return false;
+        };
+        // `n ≥ gate`: the count after is past it.
+        c & COUNT_MASK >= gate
             && slot
                 .counts
                 .compare_exchange(c, c + 1, Ordering::AcqRel, Ordering::Acquire)
@@ -694,12 +699,13 @@ impl<const B: usize> SlidingWindow for TimeWindow<B> {
     }
 
     fn latest_gen(&self) -> Option<u32> {
+        let tags = self.tags();
         self.main[..self.live_len()]
             .iter()
             .map(Self::bucket_of)
             .filter(|&(_, c)| calls(c) > 0)
-            .max_by_key(|&(tag, _)| self.tags().epoch(tag))
-            .map(|(tag, _)| self.tags().gen_of(tag))
+            .max_by_key(|&(tag, _)| tags.epoch(tag))
+            .map(|(tag, _)| tags.gen_of(tag))
     }
 
     fn gate(&self, minimum_calls: u64) -> u64 {
