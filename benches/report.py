@@ -212,6 +212,31 @@ def node_targets(n: Dict[str, float], bare: float, v: Dict[str, str], targets: "
                     f"Node {label}: overhead ≤ {bound:g}× cockatiel's: {r or float('nan'):.2f}×")
 
 
+# The Python ratios "at least where they are": the issue's figures (pybreaker,
+# circuitbreaker, tenacity), and stamina's from the first recorded run (dc2d191).
+PYTHON_PEER_FLOOR = [
+    ("seawall breaker", "pybreaker", "pybreaker", 11.6),
+    ("seawall breaker", "circuitbreaker", "circuitbreaker", 4.5),
+    ("seawall retry", "tenacity retry", "tenacity", 149),
+    ("seawall retry", "stamina retry", "stamina", 125),
+]
+PYTHON_WITH_OVER_DECORATOR = 2.0
+
+
+def python_targets(o: Dict[str, float], targets: "Targets") -> None:
+    """The Python verdicts: `with breaker:` against the decorator, and each peer ratio kept."""
+    mine, dec = o.get("seawall breaker (with)"), o.get("seawall breaker")
+    r = mine / dec if mine and dec else None
+    targets.add(None if r is None else r <= PYTHON_WITH_OVER_DECORATOR,
+                f"Python `with breaker:` overhead ≤ {PYTHON_WITH_OVER_DECORATOR:g}× the decorator's: "
+                f"{r or float('nan'):.2f}×")
+    for mine_key, peer_key, dist, floor in PYTHON_PEER_FLOOR:
+        m, pv = o.get(mine_key), o.get(peer_key)
+        r = pv / m if m and pv else None
+        targets.add(None if r is None else r >= floor,
+                    f"Python {dist} ÷ seawall overhead ≥ {floor:g}× (where it was): {r or float('nan'):.2f}×")
+
+
 def handoff_table(h: Dict[str, Any], targets: "Targets") -> None:
     """Waiting for a bulkhead permit (benches/benches/handoff.rs): shared vs local, cross-process hand-off."""
     p = print
@@ -449,6 +474,7 @@ def table(out: Path) -> int:
         p()
         p(f"A bare call costs {ns(n.get('bare call'))} ns. seawall's other overheads: {ctx} ns.")
         p()
+        python_targets(o, targets)
         rl = py.get("rate_limiter")
         if rl:
             c = rl["ns_per_check"]

@@ -15,7 +15,7 @@
 //! A permit dropped unrecorded (its thread ended, its process finalizes) is
 //! recorded as ignored; what is never dropped [`crate::at_exit`] gives back.
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
@@ -781,6 +781,9 @@ impl Drop for BreakerPermit {
 /// Dropped unrecorded (a thread that ends inside the block), it counts as
 /// ignored, like a [`BreakerPermit`].
 struct Held {
+    /// Shared by `Arc`, not by a reference to the Python scope: a block left
+    /// open when the process exits is dropped with the thread's storage, after
+    /// the interpreter may have freed its objects.
     core: Arc<BreakerCore>,
     permit: Option<Permit>,
     start: u64,
@@ -799,17 +802,27 @@ impl Drop for Held {
     }
 }
 
-thread_local! {
-    /// The permits of the `with breaker:` blocks open in this thread, innermost
+/// The `with breaker:` blocks open in this thread (one thread-local, so a
+/// block's enter and exit each look up thread-local storage once).
+struct Scopes {
+    /// The permits of the blocks entered with no event loop running, innermost
     /// last. Without an event loop no other task can run in this thread between
     /// `__enter__` and `__exit__`, so a stack per thread pairs them exactly (as
     /// a context variable would, with no context lookups).
-    static HELD: RefCell<Vec<Held>> = const { RefCell::new(Vec::new()) };
-    /// How many `with breaker:` blocks entered in this thread with an event
-    /// loop running (their permits kept per task) are not yet left. While it is
-    /// 0, an `__exit__` here cannot be one of theirs, so it skips the look for a
-    /// running loop.
-    static LOOP_ENTRIES: Cell<usize> = const { Cell::new(0) };
+    held: Vec<Held>,
+    /// How many blocks entered with an event loop running (their permits kept
+    /// per task) are not yet left. While it is 0, an `__exit__` here cannot be
+    /// one of theirs, so it skips the look for a running loop.
+    loop_entries: usize,
+}
+
+thread_local! {
+    static SCOPES: RefCell<Scopes> = const {
+        RefCell::new(Scopes {
+            held: Vec::new(),
+            loop_entries: 0,
+        })
+    };
 }
 
 static RUNNING_LOOP: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
@@ -853,7 +866,7 @@ impl BreakerScope {
         let py = slf.py();
         if in_event_loop(py)? {
             slf.call_method0(intern!(py, "_enter_in_context"))?;
-            LOOP_ENTRIES.set(LOOP_ENTRIES.get() + 1);
+            SCOPES.with_borrow_mut(|s| s.loop_entries += 1);
             return Ok(slf.clone().unbind());
         }
         let core = slf.get().bound(py)?;
@@ -865,7 +878,7 @@ impl BreakerScope {
             start,
             owner: seawall_host::process_id(),
         };
-        HELD.with_borrow_mut(|stack| stack.push(held));
+        SCOPES.with_borrow_mut(|s| s.held.push(held));
         Ok(slf.clone().unbind())
     }
 
@@ -877,17 +890,23 @@ impl BreakerScope {
         _tb: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
         let py = slf.py();
-        let looked = LOOP_ENTRIES.get() > 0;
-        if looked && in_event_loop(py)? {
-            return Self::exit_in_context(slf, exc);
-        }
-        let core = slf.get().bound(py)?;
         // Popped before recording: recording runs listeners, which may open
         // `with` blocks of their own.
-        let held = HELD.with_borrow_mut(|stack| {
-            let at = stack.iter().rposition(|h| Arc::ptr_eq(&h.core, core))?;
-            Some(stack.remove(at))
+        let mut held = None;
+        let looked = SCOPES.with_borrow_mut(|s| {
+            if s.loop_entries > 0 {
+                return true;
+            }
+            held = Self::pop_held(&mut s.held, slf);
+            false
         });
+        if looked {
+            if in_event_loop(py)? {
+                return Self::exit_in_context(slf, exc);
+            }
+            held = SCOPES.with_borrow_mut(|s| Self::pop_held(&mut s.held, slf));
+        }
+        let core = slf.get().bound(py)?;
         let Some(mut held) = held else {
             // Not entered here natively: a block entered where a loop runs in
             // another thread (a coroutine moved between loops) is kept per task.
@@ -918,9 +937,16 @@ impl BreakerScope {
 }
 
 impl BreakerScope {
+    /// The innermost block of this stack entered on `slf`'s breaker, taken off it.
+    fn pop_held(stack: &mut Vec<Held>, slf: &Bound<'_, Self>) -> Option<Held> {
+        let core = slf.get().core.get()?;
+        let at = stack.iter().rposition(|h| Arc::ptr_eq(&h.core, core))?;
+        Some(stack.remove(at))
+    }
+
     /// Leave a block whose permit the Python side keeps per task.
     fn exit_in_context(slf: &Bound<'_, Self>, exc: &Bound<'_, PyAny>) -> PyResult<()> {
-        LOOP_ENTRIES.set(LOOP_ENTRIES.get().saturating_sub(1));
+        SCOPES.with_borrow_mut(|s| s.loop_entries = s.loop_entries.saturating_sub(1));
         slf.call_method1(intern!(slf.py(), "_exit_in_context"), (exc,))?;
         Ok(())
     }

@@ -553,6 +553,14 @@ impl<W: SlidingWindow> CircuitBreaker<W> {
         self.load().epoch()
     }
 
+    /// The state and its epoch from one read of the state word, so the two always
+    /// belong together: what a binding polls to notice transitions made by other
+    /// threads or processes, at the cost of one load.
+    pub fn state_and_epoch(&self) -> (State, u32) {
+        let w = self.load();
+        (w.state(), w.epoch())
+    }
+
     /// Reject every call until [`reset`](Self::reset) (`forced_open`).
     pub fn force_open(&self) {
         let _ = self.set_manual(State::ForcedOpen);

@@ -370,16 +370,13 @@ impl Breaker {
         with_breaker!(self, b => b.epoch())
     }
 
-    /// State and epoch of one moment: the epoch changes with every state change,
-    /// so an epoch unchanged around the state read makes the two one snapshot.
+    /// State and epoch of one moment (one read of the core's state word, which
+    /// holds both).
     #[must_use]
     pub fn observe(&self) -> Observed {
-        with_breaker!(self, b => loop {
-            let epoch = b.epoch();
-            let state = b.state();
-            if b.epoch() == epoch {
-                break Observed { state, epoch };
-            }
+        with_breaker!(self, b => {
+            let (state, epoch) = b.state_and_epoch();
+            Observed { state, epoch }
         })
     }
 
