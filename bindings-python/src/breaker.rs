@@ -803,7 +803,8 @@ impl Drop for Held {
 }
 
 /// The `with breaker:` blocks open in this thread (one thread-local, so a
-/// block's enter and exit each look up thread-local storage once).
+/// block's enter and exit each look up thread-local storage once while no
+/// block entered under an event loop is open).
 struct Scopes {
     /// The permits of the blocks entered with no event loop running, innermost
     /// last. Without an event loop no other task can run in this thread between
