@@ -34,6 +34,7 @@ impl Divisor {
     /// `u64::MAX / d`, the largest quotient of any `n: u64` (as stored: for a
     /// divisor read from a shared region, whatever it holds).
     #[must_use]
+    #[inline]
     pub const fn max_quotient(self) -> u64 {
         self.m
     }
@@ -63,6 +64,21 @@ impl Divisor {
     #[inline]
     pub const fn div(self, n: u64) -> u64 {
         self.div_rem(n).0
+    }
+
+    /// Whether `n / d > q`, exactly: `n ≥ (q + 1) · d`, one multiply where the
+    /// quotient takes two (and no `(q + 1) · d` past `u64::MAX` is reached by any
+    /// `n`). A divisor of 0 read from a shared region answers `true`.
+    #[must_use]
+    #[inline]
+    pub const fn quotient_exceeds(self, n: u64, q: u64) -> bool {
+        match q.checked_add(1) {
+            Some(next) => match next.checked_mul(self.d) {
+                Some(start) => n >= start,
+                None => false,
+            },
+            None => false,
+        }
     }
 }
 
@@ -107,6 +123,20 @@ mod tests {
     }
 
     #[test]
+    fn quotient_exceeds_at_the_edges() {
+        // 10 / 5 = 2: exceeds 1, not 2; the last quotient of u64 exceeds nothing.
+        let five = Divisor::new(5);
+        assert!(five.quotient_exceeds(10, 1));
+        assert!(!five.quotient_exceeds(10, 2));
+        assert!(!five.quotient_exceeds(9, 1));
+        assert!(!five.quotient_exceeds(u64::MAX, u64::MAX / 5));
+        assert!(!five.quotient_exceeds(u64::MAX, u64::MAX));
+        assert!(Divisor::new(1).quotient_exceeds(u64::MAX, u64::MAX - 1));
+        // A zeroed divisor in a region: every quotient is "past".
+        assert!(Divisor { d: 0, m: 0 }.quotient_exceeds(0, 7));
+    }
+
+    #[test]
     fn a_divisor_read_from_a_shared_region_never_overflows() {
         // `m` belongs to no `d`: `q · d` passes 2⁶⁴ (and `n − q · d` goes below 0),
         // which a debug build would trap on. The answer is wrong but defined:
@@ -131,6 +161,21 @@ mod tests {
         #[test]
         fn small_divisors_are_exact(n in any::<u64>(), d in 1u64..70_000) {
             prop_assert_eq!(Divisor::new(d).div_rem(n), (n / d, n % d));
+        }
+
+        #[test]
+        fn quotient_exceeds_matches_the_div_instruction_next_to_the_quotient(
+            n in any::<u64>(),
+            d in 1u64..,
+            delta in -2i64..=2,
+        ) {
+            let q = (n / d).wrapping_add_signed(delta);
+            prop_assert_eq!(Divisor::new(d).quotient_exceeds(n, q), n / d > q);
+        }
+
+        #[test]
+        fn quotient_exceeds_matches_the_div_instruction(n in any::<u64>(), d in 1u64..1_000_000, q in any::<u64>()) {
+            prop_assert_eq!(Divisor::new(d).quotient_exceeds(n, q), n / d > q);
         }
     }
 }

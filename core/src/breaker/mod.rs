@@ -120,23 +120,64 @@ impl<W: SlidingWindow> CircuitBreaker<W> {
         &self,
         now: u64,
     ) -> Result<Result<PermitToken, Rejected>, Corrupt> {
-        let mut w = self.load();
-        for _ in 0..MAX_RETRIES {
-            let step = match w.state() {
-                // Loads only: a closed or disabled permit is counted when recorded.
-                State::Closed | State::Disabled => {
-                    return Ok(Ok(PermitToken { epoch: w.epoch() }));
-                }
-                State::ForcedOpen => return Ok(Err(self.reject(State::ForcedOpen, None))),
-                State::Open => self.acquire_open(w, now),
-                State::HalfOpen => self.acquire_half_open(w, now),
-            };
-            match step {
+        let w = self.load();
+        match w.state() {
+            // Loads only: a closed or disabled permit is counted when recorded.
+            State::Closed | State::Disabled => Ok(Ok(PermitToken { epoch: w.epoch() })),
+            // The open rejection, inline as well: a call would cost it a quarter.
+            State::Open => match self.acquire_open(w, now) {
+                Step::Done(r) => Ok(r),
+                Step::Retry(cur) => self.acquire_retrying(cur, now),
+            },
+            State::ForcedOpen | State::HalfOpen => self.acquire_deciding(w, now),
+        }
+    }
+
+    /// [`acquire_token_checked`](Self::acquire_token_checked) half-open or
+    /// forced open, from word `w` as read: one step, then, only when its CAS
+    /// lost a race, the retries. Behind a call, so that what the caller inlines
+    /// (the closed admission, the open rejection) keeps a small frame; the first
+    /// step outside the loop, so that what a loop hoists (the stripe of a
+    /// rejection count) is computed only on the way to a rejection.
+    #[inline(never)]
+    fn acquire_deciding(
+        &self,
+        w: Word,
+        now: u64,
+    ) -> Result<Result<PermitToken, Rejected>, Corrupt> {
+        match self.acquire_step(w, now) {
+            Step::Done(r) => Ok(r),
+            Step::Retry(cur) => self.acquire_retrying(cur, now),
+        }
+    }
+
+    /// The passes after a first one whose CAS lost (`MAX_RETRIES` in all).
+    #[cold]
+    #[inline(never)]
+    fn acquire_retrying(
+        &self,
+        mut w: Word,
+        now: u64,
+    ) -> Result<Result<PermitToken, Rejected>, Corrupt> {
+        for _ in 1..MAX_RETRIES {
+            match self.acquire_step(w, now) {
                 Step::Done(r) => return Ok(r),
                 Step::Retry(cur) => w = cur,
             }
         }
         Err(Corrupt)
+    }
+
+    /// One pass of the acquire's state machine over word `w`.
+    #[inline]
+    fn acquire_step(&self, w: Word, now: u64) -> Step {
+        match w.state() {
+            // Loads only: a closed or disabled permit is counted when recorded.
+            State::Closed | State::Disabled => Step::Done(Ok(PermitToken { epoch: w.epoch() })),
+            State::ForcedOpen => Step::Done(Err(self.reject(State::ForcedOpen, None))),
+            State::Open => self.acquire_open(w, now),
+            State::HalfOpen => self.acquire_half_open(w, now),
+        }
     }
 
     /// Open: reject until `open_until`; the first acquire at or after it moves to

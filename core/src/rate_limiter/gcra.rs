@@ -36,6 +36,7 @@ impl Gcra {
     }
 
     /// `Err` unless `1 ≤ n ≤ burst`.
+    #[inline]
     const fn check_cells(&self, n: u32) -> Result<(), ConfigError> {
         if n == 0 {
             return Err(ConfigError::new(Field::CellsPerAcquire, Problem::Zero));
@@ -50,6 +51,7 @@ impl Gcra {
 
     /// Given the stored TAT, the TAT to store if `n ≥ 1` cells conform at `now`,
     /// else the retry-after (ns from `now`).
+    #[inline]
     fn decide(&self, stored_tat: u64, n: u32, now: u64) -> Result<u64, u64> {
         let t = self.emission_interval_ns;
         let tat = stored_tat.max(now);
@@ -70,6 +72,7 @@ impl Gcra {
     }
 
     /// Take `n` cells from the TAT word `cell` at `now` (ns), or say why not.
+    #[inline]
     pub(crate) fn acquire(&self, cell: &AtomicU64, n: u32, now: u64) -> Result<(), RateLimitError> {
         self.check_cells(n).map_err(RateLimitError::InvalidCells)?;
         let rejected = |retry_after_ns| RateLimitError::Rejected { retry_after_ns };

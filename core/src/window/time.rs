@@ -163,31 +163,37 @@ struct Tags {
 impl Tags {
     /// The split for buckets of `width`: `width.max_quotient()` is the largest
     /// epoch (at most 48 bits, even for a divisor overwritten in a region).
+    #[inline]
     fn for_width(width: Divisor) -> Self {
         Self {
             epoch_bits: (64 - width.max_quotient().leading_zeros()).min(MAX_EPOCH_BITS),
         }
     }
 
+    #[inline]
     fn gen_mask(self) -> u64 {
         (1 << (63 - self.epoch_bits)) - 1
     }
 
     /// `generation` as tags name it.
+    #[inline]
     fn generation(self, generation: u32) -> u32 {
         (u64::from(generation) & self.gen_mask()) as u32
     }
 
     /// The tag word of (`generation`, `epoch`), unflagged.
+    #[inline]
     fn of(self, generation: u32, epoch: u64) -> u64 {
         ((u64::from(generation) & self.gen_mask()) << self.epoch_bits)
             | (epoch & ((1 << self.epoch_bits) - 1))
     }
 
+    #[inline]
     fn epoch(self, tag: u64) -> u64 {
         tag & ((1 << self.epoch_bits) - 1)
     }
 
+    #[inline]
     fn gen_of(self, tag: u64) -> u32 {
         ((tag >> self.epoch_bits) & self.gen_mask()) as u32
     }
@@ -302,6 +308,7 @@ impl<const B: usize> TimeWindow<B> {
     }
 
     /// How this window's tags split their bits.
+    #[inline]
     fn tags(&self) -> Tags {
         Tags::for_width(self.width)
     }
@@ -669,7 +676,7 @@ impl<const B: usize> SlidingWindow for TimeWindow<B> {
         // there: counts read before the tag was found to be this bucket's are
         // this bucket's or older.
         let head = self.head.load(Ordering::Acquire);
-        if self.width.div(now) > head {
+        if self.width.quotient_exceeds(now, head) {
             return false;
         }
         let index = self.buckets.div_rem(head).1;
@@ -677,7 +684,7 @@ impl<const B: usize> SlidingWindow for TimeWindow<B> {
             return false;
         };
         let tags = self.tags();
-        let Ok(c) = slot.live_counts(tags.of(tags.generation(generation), head)) else {
+        let Ok(c) = slot.live_counts(tags.of(generation, head)) else {
             return false;
         };
         // `n ≥ gate`: the count after is past it.
