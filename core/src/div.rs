@@ -68,7 +68,8 @@ impl Divisor {
 
     /// Whether `n / d > q`, exactly: `n ≥ (q + 1) · d`, one multiply where the
     /// quotient takes two (and no `(q + 1) · d` past `u64::MAX` is reached by any
-    /// `n`). A divisor of 0 read from a shared region answers `true`.
+    /// `n`). A divisor of 0 read from a shared region answers `true` for every
+    /// `q` below `u64::MAX`: wrong, but never a panic.
     #[must_use]
     #[inline]
     pub const fn quotient_exceeds(self, n: u64, q: u64) -> bool {
@@ -132,8 +133,9 @@ mod tests {
         assert!(!five.quotient_exceeds(u64::MAX, u64::MAX / 5));
         assert!(!five.quotient_exceeds(u64::MAX, u64::MAX));
         assert!(Divisor::new(1).quotient_exceeds(u64::MAX, u64::MAX - 1));
-        // A zeroed divisor in a region: every quotient is "past".
+        // A zeroed divisor in a region: every quotient but the last is "past".
         assert!(Divisor { d: 0, m: 0 }.quotient_exceeds(0, 7));
+        assert!(!Divisor { d: 0, m: 0 }.quotient_exceeds(u64::MAX, u64::MAX));
     }
 
     #[test]
