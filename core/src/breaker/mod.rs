@@ -62,6 +62,7 @@ pub struct CircuitBreaker<W: SlidingWindow = TimeWindow<10>> {
 }
 
 /// One pass of an acquire: finished, or retry against the word the CAS found.
+#[derive(Clone, Copy)]
 enum Step {
     Done(Result<PermitToken, Rejected>),
     Retry(Word),
@@ -125,10 +126,7 @@ impl<W: SlidingWindow> CircuitBreaker<W> {
             // Loads only: a closed or disabled permit is counted when recorded.
             State::Closed | State::Disabled => Ok(Ok(PermitToken { epoch: w.epoch() })),
             // The open rejection, inline as well: a call would cost it a quarter.
-            State::Open => match self.acquire_open(w, now) {
-                Step::Done(r) => Ok(r),
-                Step::Retry(cur) => self.acquire_retrying(cur, now),
-            },
+            State::Open => self.settle(self.acquire_open(w, now), now),
             State::ForcedOpen | State::HalfOpen => self.acquire_deciding(w, now),
         }
     }
@@ -145,7 +143,14 @@ impl<W: SlidingWindow> CircuitBreaker<W> {
         w: Word,
         now: u64,
     ) -> Result<Result<PermitToken, Rejected>, Corrupt> {
-        match self.acquire_step(w, now) {
+        self.settle(self.acquire_step(w, now), now)
+    }
+
+    /// The answer of a first pass's `step`: its result, or the retries after
+    /// a lost CAS.
+    #[inline]
+    fn settle(&self, step: Step, now: u64) -> Result<Result<PermitToken, Rejected>, Corrupt> {
+        match step {
             Step::Done(r) => Ok(r),
             Step::Retry(cur) => self.acquire_retrying(cur, now),
         }
