@@ -316,6 +316,7 @@ def table(out: Path) -> int:
         ca = medians.get("floor/compare_exchange")
         c16 = medians.get("floor/load_cmpxchg16b")
         l16 = medians.get("floor/load128_fetch_add")
+        two_cas = medians.get("floor/cas64_cas128")
         now_ns = medians.get("floor/instant_now")
         spread = abs(fa1 - fa2) / min(fa1, fa2) * 100 if fa1 and fa2 else None
         p(f"Floor: one uncontended `AtomicU64::fetch_add` {ns(fa1)} ns at the start and {ns(fa2)} ns at the end "
@@ -324,6 +325,9 @@ def table(out: Path) -> int:
           f"what seawall's count window and breaker state word use; the time window's buckets are 64-bit words): {ns(c16)} ns"
           f"{f' = {c16 / floor_fa:.2f}× `fetch_add`' if c16 and floor_fa else ''}. A 128-bit load + `fetch_add` on "
           f"another line (what an open rejection must do: read the state word, count the rejection): {ns(l16)} ns. "
+          f"A load + 64-bit `compare_exchange` and a load + 128-bit one on another line (what a count-window record "
+          f"must do: claim its slot, commit the counts): {ns(two_cas)} ns"
+          f"{f' = {two_cas / floor_fa:.2f}× `fetch_add`' if two_cas and floor_fa else ''}. "
           f"`Instant::now()`: {ns(now_ns)} ns — "
           f"seawall takes `now` from its caller, the peers read the clock themselves (recloser only when open, "
           f"failsafe and tower-resilience on every call), so a caller of seawall adds one or two of these per call.")

@@ -154,6 +154,28 @@ fn floor(c: &mut Criterion, m: &mut Manifest, group: &'static str) {
                 Ordering::Acquire,
             ));
         });
+        // What a count-window record must do at least: claim its slot (a load and
+        // a 64-bit `compare_exchange`) and commit the 128-bit counts word on
+        // another line (a load and `lock cmpxchg16b`).
+        let slot = crossbeam_utils::CachePadded::new(AtomicU64::new(0));
+        let counts = crossbeam_utils::CachePadded::new(portable_atomic::AtomicU128::new(0));
+        m.bench(&mut g, "cas64_cas128", || {
+            let (slot, counts) = (black_box(&*slot), black_box(&*counts));
+            let s = slot.load(Ordering::Acquire);
+            let _ = black_box(slot.compare_exchange(
+                s,
+                s.wrapping_add(1),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ));
+            let v = counts.load(Ordering::Acquire);
+            let _ = black_box(counts.compare_exchange(
+                v,
+                v.wrapping_add(1),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ));
+        });
         // What an open rejection must do at least: read the 128-bit state word
         // and count the rejection on another line (one locked instruction).
         let state = portable_atomic::AtomicU128::new(0);

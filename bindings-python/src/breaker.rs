@@ -43,6 +43,8 @@ pub const TIME_CAPACITY: usize = seawall_host::breaker::TIME_WINDOW_CAPACITY;
 pub struct BreakerCore {
     breaker: HostBreaker,
     pub(crate) clock: Clock,
+    /// Whether the slow-call rule is on: then every call's duration is needed.
+    times_calls: bool,
     name: Option<String>,
     classifier: Classifier,
     /// `failure_on_result(value) -> bool`: a returned value that is a failure
@@ -97,15 +99,52 @@ fn state_of(word: u64) -> &'static str {
 impl BreakerCore {
     /// Ask to make one call at `now` (ns): a permit, or `CircuitOpenError`.
     pub fn acquire(&self, py: Python<'_>, now: u64) -> PyResult<Permit> {
-        let got = self.breaker.try_acquire(now).map_err(|e| match e {
+        self.settle(py, self.breaker.try_acquire(now), || now)
+    }
+
+    /// Start a call: its permit (or `CircuitOpenError`) and its start time (ns),
+    /// read only when something will use it: the slow-call rule, the call-event
+    /// hook's durations, a clock of the caller's (read eagerly, so that its
+    /// errors are raised here). Otherwise the OS clock is read only when the
+    /// breaker's decision needs the time (not closed), and the call's duration
+    /// is not measured: at about 40 ns, a clock read costs more than the acquire.
+    pub fn begin(&self, py: Python<'_>) -> PyResult<(Permit, Option<u64>)> {
+        if self.times_calls
+            || self.events_on.load(Ordering::Relaxed)
+            || matches!(self.clock, Clock::Custom(_))
+        {
+            let start = self.clock.now(py)?;
+            return Ok((self.acquire(py, start)?, Some(start)));
+        }
+        let os = seawall_host::clock::monotonic_ns;
+        Ok((self.settle(py, self.breaker.try_acquire_at(os), os)?, None))
+    }
+
+    /// The duration and the end (ns) of a call [`begin`](Self::begin) started
+    /// at `start`: no duration when its start was not read.
+    pub fn end(&self, py: Python<'_>, start: Option<u64>) -> (u64, u64) {
+        let end = self.clock.now_or(py, start.unwrap_or(0));
+        (start.map_or(0, |s| end.saturating_sub(s)), end)
+    }
+
+    /// The answer to an acquire: the permit once transitions were noticed, or
+    /// the error to raise. `now` (ns) is asked only to give the permit back,
+    /// should a listener's interrupt be pending.
+    fn settle(
+        &self,
+        py: Python<'_>,
+        got: Result<Permit, AcquireError>,
+        now: impl FnOnce() -> u64,
+    ) -> PyResult<Permit> {
+        let got = got.map_err(|e| match e {
             AcquireError::Rejected(r) => Some(r),
             AcquireError::PermitsExhausted => None,
         });
         match got {
             Ok(held) => {
-                self.notice(py);
+                self.notice_admitted(py, held.epoch);
                 if let Err(e) = raise_pending() {
-                    self.record_quiet(held, Outcome::Ignored, 0, now);
+                    self.record_quiet(held, Outcome::Ignored, 0, now());
                     return Err(e);
                 }
                 Ok(held)
@@ -181,11 +220,11 @@ impl BreakerCore {
         py: Python<'_>,
         held: Permit,
         err: &Bound<'_, PyAny>,
-        start: u64,
+        start: Option<u64>,
     ) -> Outcome {
         let outcome = self.classifier.classify(py, err);
-        let end = self.clock.now_or(py, start);
-        self.record(py, held, outcome, end.saturating_sub(start), end);
+        let (duration, end) = self.end(py, start);
+        self.record(py, held, outcome, duration, end);
         outcome
     }
 
@@ -207,6 +246,21 @@ impl BreakerCore {
                     Outcome::Success
                 })
             }
+        }
+    }
+
+    /// [`notice`](Self::notice) after an acquire admitted a permit of `epoch`,
+    /// skipped when that permit shows the breaker as this process last saw it:
+    /// closed or disabled in `epoch` (every state change takes a new epoch, so
+    /// the two never share one). The acquire read the state, so there is nothing
+    /// new to tell as of then; a later change is told by the next look.
+    fn notice_admitted(&self, py: Python<'_>, epoch: u32) {
+        let seen = Observed::from_word(self.last_seen.load(Ordering::Acquire));
+        let unchanged = seen.is_some_and(|o| {
+            o.epoch == epoch && matches!(o.state, State::Closed | State::Disabled)
+        });
+        if !unchanged {
+            self.notice(py);
         }
     }
 
@@ -407,6 +461,7 @@ impl Breaker {
         let core = BreakerCore {
             breaker,
             clock: Clock::new(clock),
+            times_calls: config.slow_call_duration_ns.is_some(),
             name,
             classifier: classifier.map_or(Classifier::Default, Classifier::Custom),
             failure_on_result,
@@ -651,20 +706,19 @@ pub fn guarded_call(
     core: &BreakerCore,
     call: impl FnOnce() -> PyResult<Py<PyAny>>,
 ) -> PyResult<Py<PyAny>> {
-    let start = core.clock.now(py)?;
-    let held = core.acquire(py, start)?;
+    let (held, start) = core.begin(py)?;
     match call() {
         Ok(v) if crate::guarded::is_coroutine(py, v.bind(py)) => {
             // The call only made the coroutine: nothing it does ran yet, so
             // nothing is known about the dependency.
-            let end = core.clock.now_or(py, start);
+            let (_, end) = core.end(py, start);
             core.record(py, held, Outcome::Ignored, 0, end);
             Err(crate::guarded::refuse_coroutine(py, v.bind(py)))
         }
         Ok(v) => match core.result_outcome(py, v.bind(py)) {
             Ok(outcome) => {
-                let end = core.clock.now_or(py, start);
-                core.record(py, held, outcome, end.saturating_sub(start), end);
+                let (duration, end) = core.end(py, start);
+                core.record(py, held, outcome, duration, end);
                 raise_pending()?;
                 Ok(v)
             }
@@ -786,7 +840,8 @@ struct Held {
     /// the interpreter may have freed its objects.
     core: Arc<BreakerCore>,
     permit: Option<Permit>,
-    start: u64,
+    /// When the block began (ns), if [`BreakerCore::begin`] read it.
+    start: Option<u64>,
     /// After `fork()` the child's copy of the stack must not record the parent's call.
     owner: u32,
 }
@@ -796,8 +851,9 @@ impl Drop for Held {
         if let Some(permit) = self.permit.take()
             && seawall_host::process_id() == self.owner
         {
-            self.core
-                .record_quiet(permit, Outcome::Ignored, 0, self.start);
+            // Without a start the clock is the OS's (see `BreakerCore::begin`).
+            let now = self.start.unwrap_or_else(seawall_host::clock::monotonic_ns);
+            self.core.record_quiet(permit, Outcome::Ignored, 0, now);
         }
     }
 }
@@ -871,8 +927,7 @@ impl BreakerScope {
             return Ok(slf.clone().unbind());
         }
         let core = slf.get().bound(py)?;
-        let start = core.clock.now(py)?;
-        let permit = core.acquire(py, start)?;
+        let (permit, start) = core.begin(py)?;
         let held = Held {
             core: Arc::clone(core),
             permit: Some(permit),
@@ -922,14 +977,8 @@ impl BreakerScope {
             return Ok(());
         };
         if exc.is_none() {
-            let end = core.clock.now_or(py, held.start);
-            core.record(
-                py,
-                permit,
-                Outcome::Success,
-                end.saturating_sub(held.start),
-                end,
-            );
+            let (duration, end) = core.end(py, held.start);
+            core.record(py, permit, Outcome::Success, duration, end);
         } else {
             core.record_error(py, permit, exc, held.start);
         }

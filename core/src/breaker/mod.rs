@@ -121,13 +121,29 @@ impl<W: SlidingWindow> CircuitBreaker<W> {
         &self,
         now: u64,
     ) -> Result<Result<PermitToken, Rejected>, Corrupt> {
+        self.acquire_token_checked_at(|| now)
+    }
+
+    /// [`acquire_token_checked`](Self::acquire_token_checked) asking `now` (ns)
+    /// only when the decision needs the time: a closed or disabled breaker
+    /// admits without it, so a caller whose clock read costs more than the
+    /// acquire (a system call, an interpreter's clock) reads it only when the
+    /// breaker is open, half-open or forced open. `now` is called at most once.
+    #[inline]
+    pub fn acquire_token_checked_at(
+        &self,
+        now: impl FnOnce() -> u64,
+    ) -> Result<Result<PermitToken, Rejected>, Corrupt> {
         let w = self.load();
         match w.state() {
             // Loads only: a closed or disabled permit is counted when recorded.
             State::Closed | State::Disabled => Ok(Ok(PermitToken { epoch: w.epoch() })),
             // The open rejection, inline as well: a call would cost it a quarter.
-            State::Open => self.settle(self.acquire_open(w, now), now),
-            State::ForcedOpen | State::HalfOpen => self.acquire_deciding(w, now),
+            State::Open => {
+                let now = now();
+                self.settle(self.acquire_open(w, now), now)
+            }
+            State::ForcedOpen | State::HalfOpen => self.acquire_deciding(w, now()),
         }
     }
 

@@ -20,6 +20,16 @@
 //! count. Which of two different generations is the live one is not guessed from
 //! the numbers (they wrap): the caller says whether the record's generation is the
 //! breaker's current closed epoch, and a record that is not current is dropped.
+//!
+//! # Lifetime successes
+//! The tick counts every commit ever made, so the window keeps the breaker's
+//! success total without a write of its own on the common path: a success its
+//! owner commits is in the tick and nowhere else. Every other commit (a failure,
+//! or a claim committed by a helper, whose owner cannot tell it from a claim a
+//! reset abandoned and so counts it itself) is counted in `others` by the one
+//! thread whose CAS committed it, and the tick's wraps in `wraps`, so
+//! `successes = wraps·2³² + tick − others`: a failure or a contended record pays
+//! one more `fetch_add`, an uncontended success none.
 
 use crossbeam_utils::CachePadded;
 
@@ -37,13 +47,13 @@ pub const MAX_COUNT_WINDOW: usize = 4095;
 const GEN_SHIFT: u32 = 32;
 const GEN_MASK: u64 = (1 << 28) - 1;
 const F12: u64 = (1 << 12) - 1;
-// slot: tick (32) | low 16 bits of the generation | flags
+// slot: tick (32) | low 16 bits of the generation | flags; an outcome is two
+// bits, failed and slow, at MINE (the claimer's) and OLD (the one it evicts).
 const WRITTEN: u64 = 1 << 48;
-const MINE_FAIL: u64 = 1 << 49;
-const MINE_SLOW: u64 = 1 << 50;
+const MINE: u32 = 49;
+const MINE_FAIL: u64 = 1 << MINE;
 const OLD_PRESENT: u64 = 1 << 51;
-const OLD_FAIL: u64 = 1 << 52;
-const OLD_SLOW: u64 = 1 << 53;
+const OLD: u32 = 52;
 
 /// Count-based window holding up to `N` outcomes (`N ≤ 4 095`); the configured
 /// `size` may be smaller.
@@ -53,54 +63,86 @@ const OLD_SLOW: u64 = 1 << 53;
 /// configuration, rounded to the cache-line alignment.
 #[repr(C)]
 pub struct CountWindow<const N: usize> {
-    agg: CachePadded<AtomicU128>,
+    head: CachePadded<Head>,
     slots: [AtomicU64; N],
     size: u32,
 }
 
+/// The shared counts and the two rarely written words of the lifetime success
+/// total (see the module doc), on one line: the thread that bumps them has just
+/// written `agg`.
+#[repr(C)]
+struct Head {
+    agg: AtomicU128,
+    /// Times the tick wrapped from `u32::MAX` to 0.
+    wraps: AtomicU64,
+    /// Commits that are not a success committed by its owner.
+    others: AtomicU64,
+}
+
+/// Who committed a claim, as the lifetime success total needs to know.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Committer {
+    Owner,
+    Helper,
+}
+
+/// `agg` unpacked, its four counts kept as the 48-bit word they are in `agg`
+/// (12 bits each: calls, failures, slow, slow failures), so a commit adds and
+/// subtracts all four at once.
 #[derive(Clone, Copy)]
 struct Agg {
     tick: u32,
     generation: u32,
     idx: u16,
-    counts: [u16; 4],
+    counts: u64,
 }
+
+/// The four 12-bit counts of the high half of `agg`.
+const COUNTS_MASK: u64 = (1 << 48) - 1;
+/// The lowest bit of each count but the first, and the bit above the last: a
+/// carry or a borrow out of a count shows there.
+const FIELD_EDGES: u64 = (1 << 12) | (1 << 24) | (1 << 36) | (1 << 48);
 
 impl Agg {
     fn unpack(v: u128) -> Self {
         let lo = v as u64;
         let hi = (v >> 64) as u64;
-        let field = |i: u32| ((hi >> (12 * i)) & F12) as u16;
         Self {
             tick: lo as u32,
             generation: ((lo >> GEN_SHIFT) & GEN_MASK) as u32,
-            idx: field(4),
-            counts: [field(0), field(1), field(2), field(3)],
+            idx: ((hi >> 48) & F12) as u16,
+            counts: hi & COUNTS_MASK,
         }
     }
 
     fn pack(self) -> u128 {
         let lo = u64::from(self.tick) | ((u64::from(self.generation) & GEN_MASK) << GEN_SHIFT);
-        let mut hi = (u64::from(self.idx) & F12) << 48;
-        for (i, c) in self.counts.into_iter().enumerate() {
-            hi |= (u64::from(c) & F12) << (12 * i);
-        }
+        let hi = ((u64::from(self.idx) & F12) << 48) | (self.counts & COUNTS_MASK);
         u128::from(lo) | (u128::from(hi) << 64)
     }
 
+    fn calls(self) -> u32 {
+        (self.counts & F12) as u32
+    }
+
     fn window_counts(self) -> WindowCounts {
-        let [calls, failures, slow, slow_failures] = self.counts.map(u64::from);
+        let field = |i: u32| (self.counts >> (12 * i)) & F12;
         WindowCounts {
-            calls,
-            failures,
-            slow,
-            slow_failures,
+            calls: field(0),
+            failures: field(1),
+            slow: field(2),
+            slow_failures: field(3),
         }
     }
 }
 
-fn sample_counts(fail: bool, slow: bool) -> [u16; 4] {
-    [1, u16::from(fail), u16::from(slow), u16::from(fail && slow)]
+/// One outcome as the four counts add it, by its two bits (failed, slow).
+const SAMPLE_COUNTS: [u64; 4] = [1, 1 | 1 << 12, 1 | 1 << 24, 1 | 1 << 12 | 1 << 24 | 1 << 36];
+
+/// The counts of the outcome whose two bits are at `shift` in slot word `s`.
+fn sample_counts(s: u64, shift: u32) -> u64 {
+    SAMPLE_COUNTS[((s >> shift) & 3) as usize]
 }
 
 fn slot_tick(s: u64) -> u32 {
@@ -125,7 +167,11 @@ impl<const N: usize> CountWindow<N> {
         }
         ConfigError::check_range(Field::WindowSize, u64::from(size), 1, max)?;
         Ok(Self {
-            agg: CachePadded::new(AtomicU128::new(0)),
+            head: CachePadded::new(Head {
+                agg: AtomicU128::new(0),
+                wraps: AtomicU64::new(0),
+                others: AtomicU64::new(0),
+            }),
             slots: core::array::from_fn(|_| AtomicU64::new(0)),
             size,
         })
@@ -145,23 +191,26 @@ impl<const N: usize> CountWindow<N> {
     /// The `agg` that commits `claim` at position `a`. Corrupt when the claim
     /// evicts an outcome the counts do not hold (never, for words this code wrote).
     fn commit(&self, a: Agg, claim: u64) -> Result<Agg, Corrupt> {
-        let mine = sample_counts(claim & MINE_FAIL != 0, claim & MINE_SLOW != 0);
+        let mine = sample_counts(claim, MINE);
         let old = if claim & OLD_PRESENT == 0 {
-            [0; 4]
+            0
         } else {
-            sample_counts(claim & OLD_FAIL != 0, claim & OLD_SLOW != 0)
+            sample_counts(claim, OLD)
         };
         let next_idx = if u32::from(a.idx) + 1 >= self.size {
             0
         } else {
             a.idx + 1
         };
-        let mut counts = a.counts;
-        for i in 0..4 {
-            // Never below zero: `old` was added by the commit one lap earlier; and
-            // subtracting first keeps a full window of 4 095 within range (the
-            // 12-bit fields hold at most 4 095, so adding one cannot overflow).
-            counts[i] = counts[i].checked_sub(old[i]).ok_or(Corrupt)? + mine[i];
+        // Never below zero: `old` was added by the commit one lap earlier; and
+        // subtracting first keeps a full window of 4 095 within range (no count
+        // exceeds the size, so adding one cannot overflow). A count that would
+        // borrow from or carry into its neighbour (`x ^ y ^ (x ± y)` has the bit
+        // where it does) is corrupt.
+        let less = a.counts.wrapping_sub(old);
+        let counts = less.wrapping_add(mine);
+        if ((a.counts ^ old ^ less) | (less ^ mine ^ counts)) & FIELD_EDGES != 0 {
+            return Err(Corrupt);
         }
         Ok(Agg {
             tick: a.tick.wrapping_add(1),
@@ -187,23 +236,16 @@ impl<const N: usize> CountWindow<N> {
         // generation (every position since the reset was committed in it); a window
         // not yet full evicts nothing, whatever older generation the slot holds.
         let lap_ago = a.tick.wrapping_sub(self.size);
-        let full = u32::from(a.counts[0]) == self.size;
+        let full = a.calls() == self.size;
         let evicts = full && s & WRITTEN != 0 && slot_tick(s) == lap_ago;
-        let mut c = u64::from(a.tick) | (u64::from(gen16(a.generation)) << GEN_SHIFT) | WRITTEN;
-        if sample.failure {
-            c |= MINE_FAIL;
-        }
-        if sample.slow {
-            c |= MINE_SLOW;
-        }
+        let mine = u64::from(sample.failure) | (u64::from(sample.slow) << 1);
+        let mut c = u64::from(a.tick)
+            | (u64::from(gen16(a.generation)) << GEN_SHIFT)
+            | WRITTEN
+            | (mine << MINE);
         if evicts {
-            c |= OLD_PRESENT;
-            if s & MINE_FAIL != 0 {
-                c |= OLD_FAIL;
-            }
-            if s & MINE_SLOW != 0 {
-                c |= OLD_SLOW;
-            }
+            // The evicted slot's own outcome, moved to the OLD bits.
+            c |= OLD_PRESENT | (((s >> MINE) & 3) << OLD);
         }
         c
     }
@@ -231,20 +273,21 @@ impl<const N: usize> SlidingWindow for CountWindow<N> {
         _gate: u64,
         is_current: impl Fn() -> bool,
     ) -> Result<Recorded, Corrupt> {
-        // The breaker counts this window's successes itself.
         self.record_counts(generation, sample, is_current)
-            .map(|counts| Recorded {
-                counts,
-                kept: false,
-            })
     }
 
     fn successes(&self) -> u64 {
-        0
+        let tick = Agg::unpack(self.head.agg.load(Ordering::Acquire)).tick;
+        let wraps = self.head.wraps.load(Ordering::Relaxed);
+        let others = self.head.others.load(Ordering::Relaxed);
+        // Wrapping: a corrupted region may hold anything.
+        (wraps << 32)
+            .wrapping_add(u64::from(tick))
+            .wrapping_sub(others)
     }
 
     fn counts_gen(&self, generation: u32, _now: u64) -> WindowCounts {
-        let a = Agg::unpack(self.agg.load(Ordering::Acquire));
+        let a = Agg::unpack(self.head.agg.load(Ordering::Acquire));
         if a.generation == generation & GEN_MASK as u32 {
             a.window_counts()
         } else {
@@ -253,7 +296,7 @@ impl<const N: usize> SlidingWindow for CountWindow<N> {
     }
 
     fn latest_gen(&self) -> Option<u32> {
-        Some(Agg::unpack(self.agg.load(Ordering::Acquire)).generation)
+        Some(Agg::unpack(self.head.agg.load(Ordering::Acquire)).generation)
     }
 
     fn gate(&self, minimum_calls: u64) -> u64 {
@@ -262,13 +305,26 @@ impl<const N: usize> SlidingWindow for CountWindow<N> {
 }
 
 impl<const N: usize> CountWindow<N> {
-    /// The record of [`SlidingWindow::record_gen`]: the counts to evaluate.
+    /// Account for a commit this thread's CAS made, of `claim`, leaving `done`
+    /// (see the module doc, "Lifetime successes").
+    fn committed(&self, claim: u64, done: Agg, by: Committer) {
+        if by == Committer::Helper || claim & MINE_FAIL != 0 {
+            self.head.others.fetch_add(1, Ordering::Relaxed);
+        }
+        if done.tick == 0 {
+            self.head.wraps.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// The record of [`SlidingWindow::record_gen`]: the counts to evaluate, and
+    /// whether the success is in [`SlidingWindow::successes`] (its owner committed
+    /// it).
     fn record_counts(
         &self,
         generation: u32,
         sample: Sample,
         is_current: impl Fn() -> bool,
-    ) -> Result<Option<WindowCounts>, Corrupt> {
+    ) -> Result<Recorded, Corrupt> {
         // Invariant of this loop: `agg` only moves forward by committing the claim in
         // slot `agg.idx` for position `agg.tick`, or to another generation when the
         // record that moves it is current; a slot is only ever overwritten from a
@@ -289,18 +345,18 @@ impl<const N: usize> CountWindow<N> {
             if passes > MAX_RETRIES {
                 return Err(Corrupt);
             }
-            let raw = self.agg.load(Ordering::Acquire);
+            let raw = self.head.agg.load(Ordering::Acquire);
             let a = Agg::unpack(raw);
             if a.generation != generation {
                 if !is_current() {
-                    return Ok(None);
+                    return Ok(Recorded::default());
                 }
                 let fresh = Agg {
                     generation,
-                    counts: [0; 4],
+                    counts: 0,
                     ..a
                 };
-                let _ = self.agg.compare_exchange(
+                let _ = self.head.agg.compare_exchange(
                     raw,
                     fresh.pack(),
                     Ordering::AcqRel,
@@ -318,13 +374,16 @@ impl<const N: usize> CountWindow<N> {
                 if behind == 0 {
                     if slot_gen(s) == gen16(generation) {
                         // Claimed for this position, maybe not committed: help its owner.
-                        let done = self.commit(a, s)?.pack();
-                        let _ = self.agg.compare_exchange(
-                            raw,
-                            done,
-                            Ordering::AcqRel,
-                            Ordering::Acquire,
-                        );
+                        let done = self.commit(a, s)?;
+                        if self
+                            .head
+                            .agg
+                            .compare_exchange(raw, done.pack(), Ordering::AcqRel, Ordering::Acquire)
+                            .is_ok()
+                        {
+                            #[cfg(not(seawall_mutant = "count_helper_uncounted"))]
+                            self.committed(s, done, Committer::Helper);
+                        }
                         continue;
                     }
                     // Another generation claimed this position: abandoned by a reset
@@ -332,7 +391,7 @@ impl<const N: usize> CountWindow<N> {
                     // record is the stale one.
                     #[cfg(not(seawall_mutant = "count_stale_claim"))]
                     if !is_current() {
-                        return Ok(None);
+                        return Ok(Recorded::default());
                     }
                 } else if cfg!(not(seawall_mutant = "count_stale_claim")) && behind > u32::MAX / 2 {
                     // The slot is ahead of the `agg` read above: read again.
@@ -352,24 +411,35 @@ impl<const N: usize> CountWindow<N> {
                 // generation reset the window (then this outcome is stale anyway).
                 let done = self.commit(a, claim)?;
                 if self
+                    .head
                     .agg
                     .compare_exchange(raw, done.pack(), Ordering::AcqRel, Ordering::Acquire)
                     .is_ok()
                 {
+                    self.committed(claim, done, Committer::Owner);
                     // The common case: these are the counts right after this outcome.
-                    return Ok(Some(done.window_counts()));
+                    return Ok(Recorded {
+                        counts: Some(done.window_counts()),
+                        kept: !sample.failure,
+                    });
                 }
             }
             #[cfg(seawall_mutant = "count_blind_commit")]
             {
                 // Mutant: commit by blind store, clobbering a concurrent helper/commit.
-                self.agg
+                self.head
+                    .agg
                     .store(self.commit(a, claim)?.pack(), Ordering::Release);
             }
             break;
         }
-        let a = Agg::unpack(self.agg.load(Ordering::Acquire));
-        Ok((a.generation == generation).then(|| a.window_counts()))
+        // Committed by a helper (who counted it in `others`), or abandoned by a
+        // reset: either way the caller counts the success.
+        let a = Agg::unpack(self.head.agg.load(Ordering::Acquire));
+        Ok(Recorded {
+            counts: (a.generation == generation).then(|| a.window_counts()),
+            kept: cfg!(seawall_mutant = "count_abandoned_kept") && !sample.failure,
+        })
     }
 }
 
@@ -394,6 +464,36 @@ mod tests {
         rx.recv_timeout(Duration::from_secs(1)).ok()
     }
 
+    const OK: Sample = Sample {
+        failure: false,
+        slow: false,
+    };
+
+    #[test]
+    fn lifetime_successes_leave_out_failures_and_survive_the_tick_wrapping() {
+        let w = CountWindow::<8>::with_size(4).unwrap();
+        for s in [OK, FAIL, OK, OK, FAIL] {
+            let kept = w.record_gen(0, s, 0, 0, || true).unwrap().kept;
+            assert_eq!(kept, !s.failure, "an owner-committed success is kept");
+        }
+        assert_eq!(w.successes(), 3);
+        // A fresh window whose 32-bit tick wraps after three commits: seven
+        // successes across the wrap.
+        let w = CountWindow::<8>::with_size(4).unwrap();
+        let near_wrap = Agg::unpack(0);
+        let near_wrap = Agg {
+            tick: u32::MAX - 2,
+            ..near_wrap
+        };
+        w.head.agg.store(near_wrap.pack(), Ordering::Relaxed);
+        let before = w.successes();
+        for _ in 0..7 {
+            w.record(OK);
+        }
+        assert_eq!(w.successes().wrapping_sub(before), 7);
+        assert_eq!(Agg::unpack(w.head.agg.load(Ordering::Relaxed)).tick, 4);
+    }
+
     #[test]
     fn a_slot_claimed_ahead_of_the_write_position_ends_as_corrupt() {
         // One record: tick 1, write index 1. Slot 1 then claims position 5, which
@@ -409,7 +509,9 @@ mod tests {
     fn a_write_index_or_size_out_of_range_ends_as_corrupt() {
         let w = CountWindow::<8>::with_size(4).unwrap();
         // idx (bits 48..60 of the high half) = 6, past the size of 4.
-        w.agg.store(u128::from(6u64 << 48) << 64, Ordering::Relaxed);
+        w.head
+            .agg
+            .store(u128::from(6u64 << 48) << 64, Ordering::Relaxed);
         assert_eq!(record_within_a_second(w), Some(Err(Corrupt)));
         for size in [0, 9, u32::MAX] {
             let mut w = CountWindow::<8>::with_size(4).unwrap();
@@ -419,11 +521,21 @@ mod tests {
     }
 
     #[test]
+    fn a_count_that_would_carry_into_its_neighbour_ends_as_corrupt() {
+        // 4 095 calls in a window of 4 (more than it can hold, so not "full"):
+        // one more call would carry into the failure count.
+        let w = CountWindow::<8>::with_size(4).unwrap();
+        w.head.agg.store(u128::from(F12) << 64, Ordering::Relaxed);
+        assert_eq!(record_within_a_second(w), Some(Err(Corrupt)));
+    }
+
+    #[test]
     fn a_claim_evicting_more_than_the_counts_hold_ends_as_corrupt() {
         // Empty counts at tick 0, but slot 0 holds a claim for tick 0 that evicts
-        // a failure: committing it would take the counts below zero.
+        // a failure (the first of its two OLD bits): committing it would take the
+        // counts below zero.
         let w = CountWindow::<8>::with_size(4).unwrap();
-        w.slots[0].store(WRITTEN | OLD_PRESENT | OLD_FAIL, Ordering::Relaxed);
+        w.slots[0].store(WRITTEN | OLD_PRESENT | (1 << OLD), Ordering::Relaxed);
         assert_eq!(record_within_a_second(w), Some(Err(Corrupt)));
     }
 }

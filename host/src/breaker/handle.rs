@@ -273,9 +273,30 @@ impl Breaker {
     /// or kept changing under [`seawall_core::MAX_RETRIES`] passes (no permit is
     /// held then).
     pub fn try_acquire_checked(&self, now: u64) -> Result<Result<Permit, AcquireError>, Corrupt> {
+        self.try_acquire_checked_at(|| now)
+    }
+
+    /// [`try_acquire`](Self::try_acquire) asking `now` (ns) only when the
+    /// decision needs the time: a closed or disabled breaker admits without
+    /// reading the clock (see the core's `acquire_token_checked_at`).
+    pub fn try_acquire_at(&self, now: impl FnOnce() -> u64) -> Result<Permit, AcquireError> {
+        self.try_acquire_checked_at(now).unwrap_or_else(|Corrupt| {
+            Err(AcquireError::Rejected(Rejected {
+                state: self.state(),
+                retry_after_ns: None,
+            }))
+        })
+    }
+
+    /// [`try_acquire_checked`](Self::try_acquire_checked) asking `now` (ns)
+    /// only when the decision needs it; `now` is called at most once.
+    pub fn try_acquire_checked_at(
+        &self,
+        now: impl FnOnce() -> u64,
+    ) -> Result<Result<Permit, AcquireError>, Corrupt> {
         dispatch!(self,
-            cell c => c.try_acquire_checked(now),
-            core b => Ok(match b.acquire_token_checked(now)? {
+            cell c => c.try_acquire_checked_at(now),
+            core b => Ok(match b.acquire_token_checked_at(now)? {
                 Ok(t) => Ok(Permit { id: 0, epoch: t.epoch }),
                 Err(r) => Err(AcquireError::Rejected(r)),
             })

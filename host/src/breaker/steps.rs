@@ -36,13 +36,23 @@ impl<W: SlidingWindow, const N: usize> BreakerCell<W, N> {
     /// [`Corrupt`] when the core's words hold what seawall never writes (no
     /// permit is held then).
     pub fn try_acquire_checked(&self, now: u64) -> Result<Result<Permit, AcquireError>, Corrupt> {
+        self.try_acquire_checked_at(|| now)
+    }
+
+    /// [`try_acquire_checked`](Self::try_acquire_checked) asking `now` (ns) only
+    /// when the core's decision needs it (see the core's
+    /// `acquire_token_checked_at`).
+    pub fn try_acquire_checked_at(
+        &self,
+        now: impl FnOnce() -> u64,
+    ) -> Result<Result<Permit, AcquireError>, Corrupt> {
         // The slot first, naming this process: a death after it is the slot's to
         // tell (see `settle`); with no free slot the core is not asked.
         let Some(step) = self.permits.begin_claim() else {
             return Ok(Err(AcquireError::PermitsExhausted));
         };
         kill_point!(Ok(Err(AcquireError::PermitsExhausted)));
-        let token = match self.breaker.acquire_token_checked(now) {
+        let token = match self.breaker.acquire_token_checked_at(now) {
             Ok(Ok(token)) => token,
             Ok(Err(r)) => {
                 self.permits.finish(step);
