@@ -270,10 +270,10 @@ impl<const N: usize> SlidingWindow for CountWindow<N> {
         generation: u32,
         sample: Sample,
         _now: u64,
-        _gate: u64,
+        gate: u64,
         is_current: impl Fn() -> bool,
     ) -> Result<Recorded, Corrupt> {
-        self.record_counts(generation, sample, is_current)
+        self.record_counts(generation, sample, gate, is_current)
     }
 
     fn successes(&self) -> u64 {
@@ -316,13 +316,15 @@ impl<const N: usize> CountWindow<N> {
         }
     }
 
-    /// The record of [`SlidingWindow::record_gen`]: the counts to evaluate, and
-    /// whether the success is in [`SlidingWindow::successes`] (its owner committed
-    /// it).
+    /// The record of [`SlidingWindow::record_gen`]: the counts to evaluate
+    /// (none for a fast success into a window that already holds `gate` calls),
+    /// and whether the success is in [`SlidingWindow::successes`] (its owner
+    /// committed it).
     fn record_counts(
         &self,
         generation: u32,
         sample: Sample,
+        gate: u64,
         is_current: impl Fn() -> bool,
     ) -> Result<Recorded, Corrupt> {
         // Invariant of this loop: `agg` only moves forward by committing the claim in
@@ -417,9 +419,12 @@ impl<const N: usize> CountWindow<N> {
                     .is_ok()
                 {
                     self.committed(claim, done, Committer::Owner);
-                    // The common case: these are the counts right after this outcome.
+                    // The common case: these are the counts right after this
+                    // outcome, which can decide nothing when it is a fast success
+                    // into a window already past the gate (the rates can only fall).
+                    let quiet = sample == Sample::default() && u64::from(a.calls()) >= gate;
                     return Ok(Recorded {
-                        counts: Some(done.window_counts()),
+                        counts: (!quiet).then(|| done.window_counts()),
                         kept: !sample.failure,
                     });
                 }
