@@ -48,6 +48,9 @@ impl<'a, W: SlidingWindow> Permit<'a, W> {
 
     /// Record how the call ended: its `outcome`, how long it took (`duration_ns`)
     /// and the time now (`now`, ns).
+    // Inline, as the breaker's record is: a call here would save and restore the
+    // caller's registers around a record that is itself a few loads and a CAS.
+    #[inline]
     pub fn record(self, outcome: Outcome, duration_ns: u64, now: u64) {
         #[cfg(not(seawall_mutant = "double_consume"))]
         let this = ManuallyDrop::new(self);
@@ -58,11 +61,13 @@ impl<'a, W: SlidingWindow> Permit<'a, W> {
     }
 
     /// Record a success.
+    #[inline]
     pub fn success(self, duration_ns: u64, now: u64) {
         self.record(Outcome::Success, duration_ns, now);
     }
 
     /// Record a failure.
+    #[inline]
     pub fn failure(self, duration_ns: u64, now: u64) {
         self.record(Outcome::Failure, duration_ns, now);
     }
