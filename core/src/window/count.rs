@@ -305,15 +305,35 @@ impl<const N: usize> SlidingWindow for CountWindow<N> {
 }
 
 impl<const N: usize> CountWindow<N> {
-    /// Account for a commit this thread's CAS made, of `claim`, leaving `done`
-    /// (see the module doc, "Lifetime successes").
-    fn committed(&self, claim: u64, done: Agg, by: Committer) {
-        if by == Committer::Helper || claim & MINE_FAIL != 0 {
+    /// Commit `claim` at position `a` (read as `raw`): the `agg` after it when
+    /// this CAS committed it, counted for the lifetime success total (see the
+    /// module doc); `None` when `agg` moved on first.
+    fn try_commit(
+        &self,
+        raw: u128,
+        a: Agg,
+        claim: u64,
+        by: Committer,
+    ) -> Result<Option<Agg>, Corrupt> {
+        let done = self.commit(a, claim)?;
+        if self
+            .head
+            .agg
+            .compare_exchange(raw, done.pack(), Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            return Ok(None);
+        }
+        // Mutant `count_helper_uncounted`: a helper's commit counted as the owner's.
+        let helped =
+            by == Committer::Helper && cfg!(not(seawall_mutant = "count_helper_uncounted"));
+        if helped || claim & MINE_FAIL != 0 {
             self.head.others.fetch_add(1, Ordering::Relaxed);
         }
         if done.tick == 0 {
             self.head.wraps.fetch_add(1, Ordering::Relaxed);
         }
+        Ok(Some(done))
     }
 
     /// The record of [`SlidingWindow::record_gen`]: the counts to evaluate
@@ -376,16 +396,7 @@ impl<const N: usize> CountWindow<N> {
                 if behind == 0 {
                     if slot_gen(s) == gen16(generation) {
                         // Claimed for this position, maybe not committed: help its owner.
-                        let done = self.commit(a, s)?;
-                        if self
-                            .head
-                            .agg
-                            .compare_exchange(raw, done.pack(), Ordering::AcqRel, Ordering::Acquire)
-                            .is_ok()
-                        {
-                            #[cfg(not(seawall_mutant = "count_helper_uncounted"))]
-                            self.committed(s, done, Committer::Helper);
-                        }
+                        self.try_commit(raw, a, s, Committer::Helper)?;
                         continue;
                     }
                     // Another generation claimed this position: abandoned by a reset
@@ -411,14 +422,7 @@ impl<const N: usize> CountWindow<N> {
             {
                 // Fails only when someone already committed this claim, or a newer
                 // generation reset the window (then this outcome is stale anyway).
-                let done = self.commit(a, claim)?;
-                if self
-                    .head
-                    .agg
-                    .compare_exchange(raw, done.pack(), Ordering::AcqRel, Ordering::Acquire)
-                    .is_ok()
-                {
-                    self.committed(claim, done, Committer::Owner);
+                if let Some(done) = self.try_commit(raw, a, claim, Committer::Owner)? {
                     // The common case: these are the counts right after this
                     // outcome, which can decide nothing when it is a fast success
                     // into a window already past the gate (the rates can only fall).
