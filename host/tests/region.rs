@@ -151,7 +151,7 @@ fn another_configuration_is_a_mismatch_but_the_jitter_seed_may_differ() {
     };
     let e = SharedRegion::<TimeCell>::open_path(&t.0, &time, &quick()).unwrap_err();
     assert!(
-        matches!(e, RegionError::LayoutMismatch { found: 0x0143, .. }),
+        matches!(e, RegionError::LayoutMismatch { found: 0x0123, .. }),
         "{e}"
     );
 }

@@ -16,9 +16,8 @@ use crate::window::WindowCounts;
 /// `admitted = successes + failures + ignored + probes_admitted − probes_recorded`,
 /// exact whenever no record is half-way, and growing by one per closed record or
 /// probe admission. Likewise a success the window keeps is counted there only
-/// (`SlidingWindow::successes`: folded as time buckets rotate out, or derived
-/// from a count window's commits): `successes` here holds the others (stale,
-/// disabled, probes, dropped by the window, committed by a helper).
+/// (`SlidingWindow::successes`, folded as buckets rotate out): `successes` here
+/// holds the others (stale, disabled, probes, dropped by the window, count windows).
 ///
 /// `rejected` is striped: a rejection writes nothing else, so under load on an
 /// open breaker one shared counter line would be all a rejection costs.

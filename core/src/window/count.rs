@@ -20,16 +20,6 @@
 //! count. Which of two different generations is the live one is not guessed from
 //! the numbers (they wrap): the caller says whether the record's generation is the
 //! breaker's current closed epoch, and a record that is not current is dropped.
-//!
-//! # Lifetime successes
-//! The tick counts every commit ever made, so the window keeps the breaker's
-//! success total without a write of its own on the common path: a success its
-//! owner commits is in the tick and nowhere else. Every other commit (a failure,
-//! or a claim committed by a helper, whose owner cannot tell it from a claim a
-//! reset abandoned and so counts it itself) is counted in `others` by the one
-//! thread whose CAS committed it, and the tick's wraps in `wraps`, so
-//! `successes = wraps·2³² + tick − others`: a failure or a contended record pays
-//! one more `fetch_add`, an uncontended success none.
 
 use crossbeam_utils::CachePadded;
 
@@ -51,7 +41,6 @@ const F12: u64 = (1 << 12) - 1;
 // bits, failed and slow, at MINE (the claimer's) and OLD (the one it evicts).
 const WRITTEN: u64 = 1 << 48;
 const MINE: u32 = 49;
-const MINE_FAIL: u64 = 1 << MINE;
 const OLD_PRESENT: u64 = 1 << 51;
 const OLD: u32 = 52;
 
@@ -63,28 +52,9 @@ const OLD: u32 = 52;
 /// configuration, rounded to the cache-line alignment.
 #[repr(C)]
 pub struct CountWindow<const N: usize> {
-    head: CachePadded<Head>,
+    agg: CachePadded<AtomicU128>,
     slots: [AtomicU64; N],
     size: u32,
-}
-
-/// The shared counts and the two rarely written words of the lifetime success
-/// total (see the module doc), on one line: the thread that bumps them has just
-/// written `agg`.
-#[repr(C)]
-struct Head {
-    agg: AtomicU128,
-    /// Times the tick wrapped from `u32::MAX` to 0.
-    wraps: AtomicU64,
-    /// Commits that are not a success committed by its owner.
-    others: AtomicU64,
-}
-
-/// Who committed a claim, as the lifetime success total needs to know.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Committer {
-    Owner,
-    Helper,
 }
 
 /// `agg` unpacked, its four counts kept as the 48-bit word they are in `agg`
@@ -167,11 +137,7 @@ impl<const N: usize> CountWindow<N> {
         }
         ConfigError::check_range(Field::WindowSize, u64::from(size), 1, max)?;
         Ok(Self {
-            head: CachePadded::new(Head {
-                agg: AtomicU128::new(0),
-                wraps: AtomicU64::new(0),
-                others: AtomicU64::new(0),
-            }),
+            agg: CachePadded::new(AtomicU128::new(0)),
             slots: core::array::from_fn(|_| AtomicU64::new(0)),
             size,
         })
@@ -277,17 +243,11 @@ impl<const N: usize> SlidingWindow for CountWindow<N> {
     }
 
     fn successes(&self) -> u64 {
-        let tick = Agg::unpack(self.head.agg.load(Ordering::Acquire)).tick;
-        let wraps = self.head.wraps.load(Ordering::Relaxed);
-        let others = self.head.others.load(Ordering::Relaxed);
-        // Wrapping: a corrupted region may hold anything.
-        (wraps << 32)
-            .wrapping_add(u64::from(tick))
-            .wrapping_sub(others)
+        0
     }
 
     fn counts_gen(&self, generation: u32, _now: u64) -> WindowCounts {
-        let a = Agg::unpack(self.head.agg.load(Ordering::Acquire));
+        let a = Agg::unpack(self.agg.load(Ordering::Acquire));
         if a.generation == generation & GEN_MASK as u32 {
             a.window_counts()
         } else {
@@ -296,7 +256,7 @@ impl<const N: usize> SlidingWindow for CountWindow<N> {
     }
 
     fn latest_gen(&self) -> Option<u32> {
-        Some(Agg::unpack(self.head.agg.load(Ordering::Acquire)).generation)
+        Some(Agg::unpack(self.agg.load(Ordering::Acquire)).generation)
     }
 
     fn gate(&self, minimum_calls: u64) -> u64 {
@@ -306,40 +266,19 @@ impl<const N: usize> SlidingWindow for CountWindow<N> {
 
 impl<const N: usize> CountWindow<N> {
     /// Commit `claim` at position `a` (read as `raw`): the `agg` after it when
-    /// this CAS committed it, counted for the lifetime success total (see the
-    /// module doc); `None` when `agg` moved on first.
-    fn try_commit(
-        &self,
-        raw: u128,
-        a: Agg,
-        claim: u64,
-        by: Committer,
-    ) -> Result<Option<Agg>, Corrupt> {
+    /// this CAS committed it, `None` when `agg` moved on first.
+    fn try_commit(&self, raw: u128, a: Agg, claim: u64) -> Result<Option<Agg>, Corrupt> {
         let done = self.commit(a, claim)?;
-        if self
-            .head
+        Ok(self
             .agg
             .compare_exchange(raw, done.pack(), Ordering::AcqRel, Ordering::Acquire)
-            .is_err()
-        {
-            return Ok(None);
-        }
-        // Mutant `count_helper_uncounted`: a helper's commit counted as the owner's.
-        let helped =
-            by == Committer::Helper && cfg!(not(seawall_mutant = "count_helper_uncounted"));
-        if helped || claim & MINE_FAIL != 0 {
-            self.head.others.fetch_add(1, Ordering::Relaxed);
-        }
-        if done.tick == 0 {
-            self.head.wraps.fetch_add(1, Ordering::Relaxed);
-        }
-        Ok(Some(done))
+            .is_ok()
+            .then_some(done))
     }
 
     /// The record of [`SlidingWindow::record_gen`]: the counts to evaluate
-    /// (none for a fast success into a window that already holds `gate` calls),
-    /// and whether the success is in [`SlidingWindow::successes`] (its owner
-    /// committed it).
+    /// (none for a fast success into a window that already holds `gate` calls).
+    /// The breaker counts this window's successes itself.
     fn record_counts(
         &self,
         generation: u32,
@@ -367,7 +306,7 @@ impl<const N: usize> CountWindow<N> {
             if passes > MAX_RETRIES {
                 return Err(Corrupt);
             }
-            let raw = self.head.agg.load(Ordering::Acquire);
+            let raw = self.agg.load(Ordering::Acquire);
             let a = Agg::unpack(raw);
             if a.generation != generation {
                 if !is_current() {
@@ -378,7 +317,7 @@ impl<const N: usize> CountWindow<N> {
                     counts: 0,
                     ..a
                 };
-                let _ = self.head.agg.compare_exchange(
+                let _ = self.agg.compare_exchange(
                     raw,
                     fresh.pack(),
                     Ordering::AcqRel,
@@ -396,7 +335,7 @@ impl<const N: usize> CountWindow<N> {
                 if behind == 0 {
                     if slot_gen(s) == gen16(generation) {
                         // Claimed for this position, maybe not committed: help its owner.
-                        self.try_commit(raw, a, s, Committer::Helper)?;
+                        self.try_commit(raw, a, s)?;
                         continue;
                     }
                     // Another generation claimed this position: abandoned by a reset
@@ -422,32 +361,29 @@ impl<const N: usize> CountWindow<N> {
             {
                 // Fails only when someone already committed this claim, or a newer
                 // generation reset the window (then this outcome is stale anyway).
-                if let Some(done) = self.try_commit(raw, a, claim, Committer::Owner)? {
+                if let Some(done) = self.try_commit(raw, a, claim)? {
                     // The common case: these are the counts right after this
                     // outcome, which can decide nothing when it is a fast success
                     // into a window already past the gate (the rates can only fall).
                     let quiet = sample == Sample::default() && u64::from(a.calls()) >= gate;
                     return Ok(Recorded {
                         counts: (!quiet).then(|| done.window_counts()),
-                        kept: !sample.failure,
+                        kept: false,
                     });
                 }
             }
             #[cfg(seawall_mutant = "count_blind_commit")]
             {
                 // Mutant: commit by blind store, clobbering a concurrent helper/commit.
-                self.head
-                    .agg
+                self.agg
                     .store(self.commit(a, claim)?.pack(), Ordering::Release);
             }
             break;
         }
-        // Committed by a helper (who counted it in `others`), or abandoned by a
-        // reset: either way the caller counts the success.
-        let a = Agg::unpack(self.head.agg.load(Ordering::Acquire));
+        let a = Agg::unpack(self.agg.load(Ordering::Acquire));
         Ok(Recorded {
             counts: (a.generation == generation).then(|| a.window_counts()),
-            kept: cfg!(seawall_mutant = "count_abandoned_kept") && !sample.failure,
+            kept: false,
         })
     }
 }
@@ -473,36 +409,6 @@ mod tests {
         rx.recv_timeout(Duration::from_secs(1)).ok()
     }
 
-    const OK: Sample = Sample {
-        failure: false,
-        slow: false,
-    };
-
-    #[test]
-    fn lifetime_successes_leave_out_failures_and_survive_the_tick_wrapping() {
-        let w = CountWindow::<8>::with_size(4).unwrap();
-        for s in [OK, FAIL, OK, OK, FAIL] {
-            let kept = w.record_gen(0, s, 0, 0, || true).unwrap().kept;
-            assert_eq!(kept, !s.failure, "an owner-committed success is kept");
-        }
-        assert_eq!(w.successes(), 3);
-        // A fresh window whose 32-bit tick wraps after three commits: seven
-        // successes across the wrap.
-        let w = CountWindow::<8>::with_size(4).unwrap();
-        let near_wrap = Agg::unpack(0);
-        let near_wrap = Agg {
-            tick: u32::MAX - 2,
-            ..near_wrap
-        };
-        w.head.agg.store(near_wrap.pack(), Ordering::Relaxed);
-        let before = w.successes();
-        for _ in 0..7 {
-            w.record(OK);
-        }
-        assert_eq!(w.successes().wrapping_sub(before), 7);
-        assert_eq!(Agg::unpack(w.head.agg.load(Ordering::Relaxed)).tick, 4);
-    }
-
     #[test]
     fn a_slot_claimed_ahead_of_the_write_position_ends_as_corrupt() {
         // One record: tick 1, write index 1. Slot 1 then claims position 5, which
@@ -518,9 +424,7 @@ mod tests {
     fn a_write_index_or_size_out_of_range_ends_as_corrupt() {
         let w = CountWindow::<8>::with_size(4).unwrap();
         // idx (bits 48..60 of the high half) = 6, past the size of 4.
-        w.head
-            .agg
-            .store(u128::from(6u64 << 48) << 64, Ordering::Relaxed);
+        w.agg.store(u128::from(6u64 << 48) << 64, Ordering::Relaxed);
         assert_eq!(record_within_a_second(w), Some(Err(Corrupt)));
         for size in [0, 9, u32::MAX] {
             let mut w = CountWindow::<8>::with_size(4).unwrap();
@@ -534,7 +438,7 @@ mod tests {
         // 4 095 calls in a window of 4 (more than it can hold, so not "full"):
         // one more call would carry into the failure count.
         let w = CountWindow::<8>::with_size(4).unwrap();
-        w.head.agg.store(u128::from(F12) << 64, Ordering::Relaxed);
+        w.agg.store(u128::from(F12) << 64, Ordering::Relaxed);
         assert_eq!(record_within_a_second(w), Some(Err(Corrupt)));
     }
 

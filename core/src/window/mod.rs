@@ -79,8 +79,8 @@ pub struct Recorded {
     /// the gate (the caller must evaluate), else `None`.
     pub counts: Option<WindowCounts>,
     /// The window keeps this success in [`SlidingWindow::successes`]; otherwise
-    /// (a failure, a dropped record, a count-window claim a helper committed)
-    /// the caller counts successes itself.
+    /// (a failure, a dropped record, a window that keeps none) the caller counts
+    /// successes itself.
     pub kept: bool,
 }
 

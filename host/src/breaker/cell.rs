@@ -165,15 +165,13 @@ macro_rules! shareable_breaker {
 // 0x0111 ..= 0x0118: the core's totals count probes apart (closed permits are
 // counted when recorded). 0x0121 ..= 0x0128: the core's `rejected` total is
 // spread over four lines. 0x0132 ..= 0x0138 (time windows only): a bucket is
-// a 64-bit tag and a 64-bit counts word instead of one 128-bit word.
-// 0x0141 ..= 0x0147 (count windows only): the window keeps the lifetime success
-// total (its tick, tick wraps and other commits). One pair of layout ids per
-// permit table size (`super::slots`).
+// a 64-bit tag and a 64-bit counts word instead of one 128-bit word. One pair
+// of layout ids per permit table size (`super::slots`).
 #[cfg(not(loom))]
 shareable_breaker!(
     CountCell<256>,
     256,
-    0x0141,
+    0x0121,
     "count-window circuit breaker (256 permit slots)"
 );
 #[cfg(not(loom))]
@@ -187,7 +185,7 @@ shareable_breaker!(
 shareable_breaker!(
     CountCell<4096>,
     4096,
-    0x0143,
+    0x0123,
     "count-window circuit breaker (4096 permit slots)"
 );
 #[cfg(not(loom))]
@@ -201,7 +199,7 @@ shareable_breaker!(
 shareable_breaker!(
     CountCell<32768>,
     32768,
-    0x0145,
+    0x0125,
     "count-window circuit breaker (32768 permit slots)"
 );
 #[cfg(not(loom))]
@@ -215,7 +213,7 @@ shareable_breaker!(
 shareable_breaker!(
     CountCell<262_144>,
     262_144,
-    0x0147,
+    0x0127,
     "count-window circuit breaker (262144 permit slots)"
 );
 #[cfg(not(loom))]
