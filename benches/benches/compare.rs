@@ -120,6 +120,20 @@ impl Manifest {
     }
 }
 
+/// One load and one `compare_exchange` to the next value: an uncontended CAS.
+fn load_cas64(x: &AtomicU64) {
+    let v = x.load(Ordering::Relaxed);
+    let _ =
+        black_box(x.compare_exchange(v, v.wrapping_add(1), Ordering::AcqRel, Ordering::Relaxed));
+}
+
+/// [`load_cas64`] on a 128-bit word (`lock cmpxchg16b` on x86-64).
+fn load_cas128(w: &portable_atomic::AtomicU128) {
+    let v = w.load(Ordering::Acquire);
+    let _ =
+        black_box(w.compare_exchange(v, v.wrapping_add(1), Ordering::AcqRel, Ordering::Acquire));
+}
+
 fn floor(c: &mut Criterion, m: &mut Manifest, group: &'static str) {
     let mut g = Group::new(c, group);
     let a = AtomicU64::new(0);
@@ -128,53 +142,22 @@ fn floor(c: &mut Criterion, m: &mut Manifest, group: &'static str) {
     });
     if group == "floor" {
         let x = AtomicU64::new(0);
-        m.bench(&mut g, "compare_exchange", || {
-            let x = black_box(&x);
-            let v = x.load(Ordering::Relaxed);
-            let _ = black_box(x.compare_exchange(
-                v,
-                v.wrapping_add(1),
-                Ordering::AcqRel,
-                Ordering::Relaxed,
-            ));
-        });
+        m.bench(&mut g, "compare_exchange", || load_cas64(black_box(&x)));
         // What seawall's 128-bit words (the breaker's state, the count window)
         // cost at best: one load and one `compare_exchange` (`lock cmpxchg16b` on
         // x86-64) on the same line; the bound for a closed acquire +
         // success record, whose one locked instruction is now the time window
         // bucket's 64-bit `compare_exchange` (the row above).
         let w = portable_atomic::AtomicU128::new(0);
-        m.bench(&mut g, "load_cmpxchg16b", || {
-            let w = black_box(&w);
-            let v = w.load(Ordering::Acquire);
-            let _ = black_box(w.compare_exchange(
-                v,
-                v.wrapping_add(1),
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ));
-        });
+        m.bench(&mut g, "load_cmpxchg16b", || load_cas128(black_box(&w)));
         // What a count-window record must do at least: claim its slot (a load and
         // a 64-bit `compare_exchange`) and commit the 128-bit counts word on
         // another line (a load and `lock cmpxchg16b`).
         let slot = crossbeam_utils::CachePadded::new(AtomicU64::new(0));
         let counts = crossbeam_utils::CachePadded::new(portable_atomic::AtomicU128::new(0));
         m.bench(&mut g, "cas64_cas128", || {
-            let (slot, counts) = (black_box(&*slot), black_box(&*counts));
-            let s = slot.load(Ordering::Acquire);
-            let _ = black_box(slot.compare_exchange(
-                s,
-                s.wrapping_add(1),
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ));
-            let v = counts.load(Ordering::Acquire);
-            let _ = black_box(counts.compare_exchange(
-                v,
-                v.wrapping_add(1),
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ));
+            load_cas64(black_box(&*slot));
+            load_cas128(black_box(&*counts));
         });
         // What an open rejection must do at least: read the 128-bit state word
         // and count the rejection on another line (one locked instruction).

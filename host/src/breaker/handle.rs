@@ -260,12 +260,7 @@ impl Breaker {
     /// Ask to make one call at `now` (ns). A corrupted shared region rejects the
     /// call (see [`try_acquire_checked`](Self::try_acquire_checked)).
     pub fn try_acquire(&self, now: u64) -> Result<Permit, AcquireError> {
-        self.try_acquire_checked(now).unwrap_or_else(|Corrupt| {
-            Err(AcquireError::Rejected(Rejected {
-                state: self.state(),
-                retry_after_ns: None,
-            }))
-        })
+        self.try_acquire_at(|| now)
     }
 
     /// [`try_acquire`](Self::try_acquire), telling a corrupted shared region
