@@ -44,6 +44,12 @@ mod deadline;
 mod div;
 mod error;
 mod health;
+#[cfg(not(loom))]
+mod kill;
+/// Loom models only: kill points inside the core's multi-step calls.
+#[cfg(loom)]
+#[doc(hidden)]
+pub mod kill;
 mod mix;
 mod outcome;
 mod rate_limiter;

@@ -114,32 +114,11 @@ pub(crate) mod kill {
     }
 }
 
+/// Under loom the core keeps the one counter, so a model's process may die at
+/// a host step or inside the core's own multi-step calls alike.
 #[cfg(loom)]
 pub(crate) mod kill {
-    use std::cell::Cell;
-
-    loom::thread_local! {
-        static LEFT: Cell<Option<u32>> = Cell::new(None);
-    }
-
-    pub(crate) fn here() -> bool {
-        LEFT.with(|left| match left.get() {
-            Some(0) => true,
-            Some(n) => {
-                left.set(Some(n - 1));
-                false
-            }
-            None => false,
-        })
-    }
-
-    pub(crate) fn after(steps: Option<u32>) {
-        LEFT.with(|left| left.set(steps));
-    }
-
-    pub(crate) fn dead() -> bool {
-        LEFT.with(|left| left.get() == Some(0))
-    }
+    pub(crate) use seawall_core::kill::{after, dead, here};
 }
 
 /// Loom models only: this thread's process is killed after `steps` more kill

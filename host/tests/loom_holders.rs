@@ -238,3 +238,44 @@ fn recount_waits_for_a_live_step_in_progress() {
         );
     });
 }
+
+/// A waiter killed after any step (`k`) of its wait — its claim, inside the
+/// core's enqueue (a place taken, a slot installed and not settled), inside the
+/// acknowledgement of its grant, inside a cancel that meets a grant — while a
+/// live holder hands it the one permit: once every process is gone, one
+/// reclaim leaves no permit, no place, no queue slot and no holder slot.
+#[test]
+fn waiter_killed_inside_the_core_is_reclaimed() {
+    for k in 0..=10 {
+        loom::model(move || {
+            let c = cell();
+            let p = c.try_acquire(Priority::Normal).unwrap();
+            let c1 = Arc::clone(&c);
+            let doomed = thread::spawn(move || {
+                set_claiming_pid(DEAD);
+                die_after(Some(k));
+                let Ok(Acquired::Queued(t)) = c1.acquire_or_enqueue(Priority::Normal) else {
+                    return;
+                };
+                if killed() {
+                    return;
+                }
+                match c1.poll(t) {
+                    Ok(Polled::Granted(permit)) if !killed() => {
+                        let _ = c1.release(permit);
+                    }
+                    Ok(Polled::Waiting) if !killed() => {
+                        let _ = c1.cancel(t);
+                    }
+                    _ => {}
+                }
+            });
+            let c2 = Arc::clone(&c);
+            let live = thread::spawn(move || assert_eq!(c2.release(p), Ok(())));
+            doomed.join().unwrap();
+            live.join().unwrap();
+            c.reclaim(|pid| pid != DEAD);
+            assert_idle(&c);
+        });
+    }
+}

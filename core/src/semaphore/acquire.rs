@@ -10,6 +10,7 @@ use super::{
     Admission, Priority, RawAdmission, RejectReason, Rejected, Semaphore, SemaphorePermit, Waiter,
 };
 use crate::corrupt::{Corrupt, MAX_RETRIES};
+use crate::kill::kill_point;
 use crate::sync::Ordering;
 
 /// Slot reads after which a search for a free slot gives up, unless 64 passes
@@ -127,7 +128,11 @@ impl<const Q: usize> Semaphore<Q> {
             };
             match self.step(raw, next) {
                 Ok(()) if admitted => return Ok(Ok(RawAdmission::Admitted)),
-                Ok(()) => return self.enqueue(Word::unpack(raw).seq).map(Ok),
+                Ok(()) => {
+                    // Counted in `queued`, no slot yet: a place no ticket names.
+                    kill_point!(Err(Corrupt));
+                    return self.enqueue(Word::unpack(raw).seq).map(Ok);
+                }
                 Err(seen) => raw = seen,
             }
         }
@@ -234,6 +239,8 @@ impl<const Q: usize> Semaphore<Q> {
         // corrupted or hostile writer makes that happen MAX_RETRIES times.
         for _ in 0..MAX_RETRIES {
             let (i, v) = self.install(a)?;
+            // Installed, not settled: a slot no ticket of the caller's names yet.
+            kill_point!(Err(Corrupt));
             if self.settle()? {
                 return Ok(RawAdmission::Queued(Self::ticket(i, v)));
             }

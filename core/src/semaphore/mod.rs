@@ -68,6 +68,7 @@ mod blocking;
 mod config;
 #[cfg(all(test, not(loom)))]
 mod corrupt_tests;
+mod orphans;
 mod outcome;
 mod permit;
 mod release;

@@ -5,6 +5,7 @@
 use super::word::{CANCELLED, FREE, GRANTED, WAITING, slot_generation, slot_status, with_status};
 use super::{CancelOutcome, Semaphore, Ticket, TicketState};
 use crate::corrupt::{Corrupt, MAX_RETRIES};
+use crate::kill::kill_point;
 use crate::sync::{AtomicU64, Ordering};
 
 impl<const Q: usize> Semaphore<Q> {
@@ -51,6 +52,8 @@ impl<const Q: usize> Semaphore<Q> {
         {
             return Ok(false);
         }
+        // The slot is free, the waiter still counted in `queued`.
+        kill_point!(Ok(true));
         #[cfg(not(seawall_mutant = "sem_grant_frees_slot"))]
         self.leave_queue()?;
         Ok(true)
@@ -159,6 +162,7 @@ impl<const Q: usize> Semaphore<Q> {
                         Ordering::Acquire,
                     ) {
                         Ok(_) => {
+                            kill_point!(Ok(CancelOutcome::Cancelled));
                             self.leave_queue()?;
                             return Ok(CancelOutcome::Cancelled);
                         }
@@ -167,6 +171,8 @@ impl<const Q: usize> Semaphore<Q> {
                 }
                 // Granted and not polled: take the permit, and pass it on.
                 GRANTED if self.acknowledge(slot, v)? => {
+                    // The grant is taken, the permit not passed on yet.
+                    kill_point!(Ok(CancelOutcome::PassedOn));
                     self.release_checked()?;
                     return Ok(CancelOutcome::PassedOn);
                 }

@@ -40,21 +40,24 @@
 //!   released, the others freed. A moment with a waiter queued or a live step
 //!   in progress defers them to a later reclaim.
 //!
-//! What reclaim cannot repair: a death inside one of the core's own calls that
-//! takes more than one atomic step (the table sees the call, not its steps):
+//! A death inside one of the core's own calls that takes more than one atomic
+//! step (the table sees the call, not its steps) leaves what only the core's
+//! counts show:
 //! * inside the enqueue of an acquire that may queue, between taking a place in
-//!   the queue (`queued + 1`) and settling in it: a place, or a wait slot, that no
-//!   ticket names;
+//!   the queue (`queued + 1`) and settling in it: a place, or a queue slot, that
+//!   no ticket names;
 //! * inside the acknowledgement of a grant (a poll, or a cancel or reclaim that
-//!   meets a grant), between freeing the wait slot and `queued − 1`: `queued`
-//!   one too high;
+//!   meets a grant), or a cancel, between freeing the queue slot and `queued −
+//!   1`: `queued` one too high;
 //! * inside a cancel that meets a grant, between that acknowledgement and
 //!   passing the permit on: one permit that nobody holds.
 //!
-//! Each is a few instructions of a call that queues or meets a grant; none is
-//! on the path of `try_acquire` and `release`. A `queued` left too high also
-//! defers the settling by count (which needs an empty queue); recreating the
-//! region clears it.
+//! These are settled by count too, in a quiet moment with no live process
+//! queued or in a step: every queue slot still in use is then a dead
+//! process's, and is cancelled on the core (a grant it met is passed on); once
+//! no slot is in use, every place `queued` counts is a dead process's, and all
+//! are forgotten by one CAS from the state word read around the scan; then
+//! `active` − held permits are given back, the dead steps' first.
 
 use core::mem::MaybeUninit;
 
@@ -468,7 +471,11 @@ impl<const Q: usize, const N: usize> SemaphoreCell<Q, N> {
     pub fn reclaim(&self, alive: impl Fn(u32) -> bool) -> (u64, u64) {
         let (mut permits, mut tickets) = (0, 0);
         let mut unsettled = false;
+        let mut held = 0u32;
         for (idx, w) in self.holders.words() {
+            if w.state() == SlotState::Held {
+                held += 1;
+            }
             if w.state() == SlotState::Free || alive(w.pid()) {
                 continue;
             }
@@ -511,37 +518,59 @@ impl<const Q: usize, const N: usize> SemaphoreCell<Q, N> {
                 }
             }
         }
-        if unsettled {
+        // Places and permits a death inside the core left show only in its
+        // counts: more queued or active than the table holds.
+        let counts = self.sem.snapshot();
+        if unsettled || counts.queued != 0 || counts.active > held {
             permits += self.settle_unsettled(&alive);
         }
         (permits, tickets)
     }
 
     /// Settle the dead processes' steps whose core half the table does not show,
-    /// by count, in a moment when nothing moves (module docs); permits given back.
+    /// and what deaths inside the core's own calls left, by count, in moments
+    /// when nothing moves (module docs); permits given back.
     fn settle_unsettled(&self, alive: &impl Fn(u32) -> bool) -> u64 {
         // A few tries: live steps end within instructions; a moment that never
-        // comes (a queue that stays busy) leaves them to the next reclaim.
-        for _ in 0..RECOUNT_TRIES {
-            if let Some(n) = self.settle_in_a_quiet_moment(alive) {
-                return n;
+        // comes (a queue that stays busy) leaves them to the next reclaim. The
+        // queue is emptied of orphans first (its slots, then its places), then
+        // the permits are counted, each in a quiet moment of its own.
+        let mut given = 0;
+        for _ in 0..RECOUNT_TRIES + ORPHAN_STEPS {
+            let Some(quiet) = self.quiet_moment(alive) else {
+                continue;
+            };
+            if quiet.counts.queued == 0 {
+                if let Some(n) = self.settle_permits(quiet) {
+                    return given + n;
+                }
+            } else if quiet.slots_in_use {
+                #[cfg(not(seawall_mutant = "holder_orphan_tickets_kept"))]
+                {
+                    given += self.cancel_orphan_tickets();
+                }
+            } else {
+                #[cfg(not(seawall_mutant = "holder_orphan_places_kept"))]
+                let _ = self.sem.forget_orphan_places(quiet.stamp);
             }
         }
-        0
+        given
     }
 
-    /// `None` when this moment is not quiet.
-    fn settle_in_a_quiet_moment(&self, alive: &impl Fn(u32) -> bool) -> Option<u64> {
-        let (before, stamp) = self.sem.stamped_snapshot();
-        if before.queued != 0 {
-            return None;
-        }
+    /// The table and the core's counts in a moment when nothing moves: the
+    /// state word the same around a scan of the table and of the core's queue
+    /// slots, no live process queued or in a step. `None` when this moment is
+    /// not quiet.
+    fn quiet_moment(&self, alive: &impl Fn(u32) -> bool) -> Option<Quiet> {
+        let (counts, stamp) = self.sem.stamped_snapshot();
         let mut held = 0u32;
         let mut dead: Vec<(usize, Slot)> = Vec::new();
         // Invariant: with the state word the same around the scan, no core step
-        // happened during it, and a slot's part in `active` changes only at its
-        // core step; so every slot read counts as it did at either read, and
-        // `active` = held + the part of the dead unsettled steps.
+        // that counts happened during it, and a slot's part in `active` changes
+        // only at its core step; so every slot read counts as it did at either
+        // read, and `active` = held + the part of the dead unsettled steps +
+        // the permits deaths inside the core left. With no live ticket or step,
+        // every waiter `queued` counts is a dead process's.
         for (idx, w) in self.holders.words() {
             match w.state() {
                 SlotState::Free => {}
@@ -558,16 +587,44 @@ impl<const Q: usize, const N: usize> SemaphoreCell<Q, N> {
                 _ => return None,
             }
         }
+        let slots_in_use = self.sem.tickets_in_use().next().is_some();
         if self.sem.stamped_snapshot().1 != stamp {
             return None;
         }
-        let owed = before.active.checked_sub(held)? as usize;
-        if owed > dead.len() {
-            return None;
+        Some(Quiet {
+            counts,
+            stamp,
+            held,
+            dead,
+            slots_in_use,
+        })
+    }
+
+    /// Cancel on the core every ticket in use: called in a quiet moment, when
+    /// none is a live process's (a slot is in use until its ticket is cancelled
+    /// or acknowledged, which only its dead holder would have done). A grant
+    /// met is passed on. Permits given back that way.
+    fn cancel_orphan_tickets(&self) -> u64 {
+        let mut passed = 0;
+        for t in self.sem.tickets_in_use() {
+            if self.sem.cancel_checked(t) == Ok(CancelOutcome::PassedOn) {
+                passed += 1;
+            }
         }
+        passed
+    }
+
+    /// Settle the permits of a quiet moment with nobody queued: `active` −
+    /// held are owed back; the dead unsettled steps are given back first (any;
+    /// the first ones) and the rest freed, then what deaths inside the core's
+    /// own calls left is given back to the core directly. `None` when `active`
+    /// is below what the table holds (the moment was not what it seemed).
+    fn settle_permits(&self, quiet: Quiet) -> Option<u64> {
+        let owed = quiet.counts.active.checked_sub(quiet.held)? as usize;
         let mut given = 0;
-        for (k, (idx, w)) in dead.into_iter().enumerate() {
-            if k < owed {
+        let from_slots = owed.min(quiet.dead.len());
+        for (k, (idx, w)) in quiet.dead.into_iter().enumerate() {
+            if k < from_slots {
                 if let Some(step) = self.holders.take_over(idx, w, SlotState::Releasing) {
                     kill_point!(Some(given));
                     let _ = self.release_core(step);
@@ -576,6 +633,12 @@ impl<const Q: usize, const N: usize> SemaphoreCell<Q, N> {
             } else {
                 let _ = self.holders.take_over(idx, w, SlotState::Free);
             }
+        }
+        for _ in from_slots..owed {
+            if self.sem.release_checked().is_err() {
+                break;
+            }
+            given += 1;
         }
         Some(given)
     }
@@ -587,6 +650,22 @@ impl<const Q: usize, const N: usize> SemaphoreCell<Q, N> {
         self.reclaim(crate::owner::pid::alive)
     }
 }
+
+/// What a quiet moment showed (see `quiet_moment`).
+struct Quiet {
+    counts: seawall_core::SemaphoreSnapshot,
+    /// The state word read around the scan.
+    stamp: u64,
+    held: u32,
+    /// Dead processes' steps whose core half the table does not show.
+    dead: Vec<(usize, Slot)>,
+    /// Some core queue slot was in use.
+    slots_in_use: bool,
+}
+
+/// Quiet moments a reclaim spends on the queue's orphans (their tickets, then
+/// their places) before it counts the permits.
+const ORPHAN_STEPS: u32 = 2;
 
 /// Quiet moments a reclaim looks for before it leaves unsettled steps to the next.
 const RECOUNT_TRIES: u32 = if cfg!(loom) { 2 } else { 8 };
