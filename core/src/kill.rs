@@ -7,7 +7,7 @@
 //! step to inside the core.
 
 #[cfg(not(loom))]
-#[inline(always)]
+#[inline]
 pub(crate) const fn here() -> bool {
     false
 }

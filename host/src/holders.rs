@@ -5,7 +5,8 @@
 //! `release` of the core semaphore, which would hand out a permit nobody gave
 //! back (the core's raw protocol trusts its caller to give each permit back once).
 //!
-//! * slot word: `generation (30) | pid (22) | state (3)`: who is in the slot is
+//! * slot word: `generation (30) | owner (30) | state (3)`, the owner id being
+//!   the pid and a start-time tag (see [`crate::owner`]): who is in the slot is
 //!   part of the word every move writes, so the process a slot belongs to is
 //!   known from the very step that took it (DESIGN §8, "Death at any
 //!   instruction"). A ticket's core ticket sits next to the word, written while
@@ -32,7 +33,7 @@ use core::sync::atomic::Ordering;
 use crate::sync::{AtomicU32, AtomicU64};
 use crossbeam_utils::CachePadded;
 
-use crate::owner::{PID_MASK, cursor, pid};
+use crate::owner::{OWNER_MASK, cursor, pid};
 
 /// Loom models only: this thread's pid, and when its process dies.
 #[cfg(loom)]
@@ -109,7 +110,7 @@ impl Slot {
     const fn new(generation: u32, pid: u32, state: SlotState) -> Self {
         Self(
             ((generation & GENERATION_MASK) as u64) << GENERATION_SHIFT
-                | ((pid & PID_MASK) as u64) << PID_SHIFT
+                | ((pid & OWNER_MASK) as u64) << PID_SHIFT
                 | state.bits(),
         )
     }
@@ -118,8 +119,8 @@ impl Slot {
         (self.0 >> GENERATION_SHIFT) as u32
     }
 
-    pub(crate) const fn pid(self) -> u32 {
-        (self.0 >> PID_SHIFT) as u32 & PID_MASK
+    pub(crate) const fn owner(self) -> u32 {
+        (self.0 >> PID_SHIFT) as u32 & OWNER_MASK
     }
 
     pub(crate) const fn state(self) -> SlotState {
@@ -132,7 +133,7 @@ impl Slot {
         let by = if matches!(state, SlotState::Free) {
             0
         } else {
-            pid::current()
+            pid::owner()
         };
         Self::new(self.generation(), by, state)
     }
@@ -216,7 +217,7 @@ impl<const N: usize> HolderTable<N> {
         } else {
             SlotState::Acquiring
         };
-        let me = pid::current();
+        let me = pid::owner();
         let mut idx = cursor::get(N);
         // Invariant: a slot goes free(g) → acquiring/enqueuing(g + 1, pid) only
         // by this CAS, from the exact free word read, so each generation of a
@@ -423,10 +424,10 @@ mod tests {
     }
 
     #[test]
-    fn the_word_packs_generation_pid_and_state_apart() {
-        let w = Slot::new(GENERATION_MASK, PID_MASK, SlotState::Granting);
+    fn the_word_packs_generation_owner_and_state_apart() {
+        let w = Slot::new(GENERATION_MASK, OWNER_MASK, SlotState::Granting);
         assert_eq!(w.generation(), GENERATION_MASK);
-        assert_eq!(w.pid(), PID_MASK);
+        assert_eq!(w.owner(), OWNER_MASK);
         assert_eq!(w.state(), SlotState::Granting);
         for s in SlotState::ALL {
             assert_eq!(Slot::new(5, 77, s).state(), s);
@@ -443,10 +444,8 @@ mod tests {
         let t = table::<4>(7);
         let claim = t.claim(false).unwrap();
         let w = t.load(claim.idx);
-        assert_eq!(
-            (w.state(), w.pid()),
-            (SlotState::Acquiring, std::process::id())
-        );
+        assert_eq!((w.state(), w.owner()), (SlotState::Acquiring, pid::owner()));
+        assert_eq!(w.owner() & crate::owner::PID_MASK, std::process::id());
         assert_eq!(t.outstanding(), (1, 0), "a claim in progress is counted");
         t.finish(claim);
         assert_eq!(t.outstanding(), (0, 0));

@@ -37,6 +37,7 @@ pub mod clock;
 pub mod entropy;
 #[cfg(not(loom))]
 pub mod handle;
+pub mod heal;
 #[cfg(not(loom))]
 pub mod health;
 pub mod holders;
@@ -67,4 +68,4 @@ pub fn process_id() -> u32 {
 /// a shared structure or its configuration fingerprint changes, so that processes
 /// running different builds never read each other's regions. Stored in every
 /// region's header. Independent of the C ABI's `SEAWALL_ABI_VERSION`.
-pub const REGION_LAYOUT_VERSION: u32 = 2;
+pub const REGION_LAYOUT_VERSION: u32 = 3;

@@ -1,35 +1,52 @@
 //! Who holds a slot of the permit table or the semaphore's holder table, and
 //! whether that holder is gone: the part of reclaim both tables share.
 //!
-//! Each slot word names, next to its state, the process that made its last move
-//! (its pid), written by the very CAS that made it: a slot is never held, or in
-//! the middle of a step, without naming its process (DESIGN §8, "Death at any
-//! instruction"). Pids are only meaningful within one pid namespace: reclaim
-//! only where every process sharing the table sees the same pids.
+//! Each slot word names, next to its state, the process that made its last move,
+//! written by the very CAS that made it: a slot is never held, or in the middle
+//! of a step, without naming its process (DESIGN §8, "Death at any
+//! instruction"). A process is named by its *owner id*: its pid and a tag of
+//! its start time, so that a process that later gets the same pid is not taken
+//! for the one that died (DESIGN §8, "Self-healing"). Pids are only meaningful
+//! within one pid namespace: reclaim only where every process sharing the table
+//! sees the same pids.
 
-/// Bits of a pid in a slot word (Linux pids are below 2²²).
+/// Bits of a pid in an owner id (Linux pids are below 2²²).
 pub(crate) const PID_BITS: u32 = 22;
 pub(crate) const PID_MASK: u32 = (1 << PID_BITS) - 1;
+/// Bits of the start-time tag above the pid: a process with a reused pid is
+/// mistaken for the dead one only when its start time, in clock ticks (10 ms),
+/// is the same modulo 256.
+pub(crate) const TAG_BITS: u32 = 8;
+/// Bits of an owner id in a slot word.
+pub(crate) const OWNER_BITS: u32 = PID_BITS + TAG_BITS;
+pub(crate) const OWNER_MASK: u32 = (1 << OWNER_BITS) - 1;
 
-/// This process's id, cached: `getpid` is a system call and claims are the hot
-/// path. A `fork` child clears the cache (an atfork handler), so it never
-/// claims under its parent's pid.
+/// The owner id of process `pid` started at `start_ticks` (Linux: field 22 of
+/// `/proc/<pid>/stat`; 0 where it cannot be read).
+pub(crate) const fn owner_id(pid: u32, start_ticks: u64) -> u32 {
+    (pid & PID_MASK) | ((start_ticks as u32) & ((1 << TAG_BITS) - 1)) << PID_BITS
+}
+
+/// This process's id and owner id, cached: `getpid` is a system call and
+/// claims are the hot path. A `fork` child clears the cache (an atfork
+/// handler), so it never claims under its parent's name.
 #[cfg(not(loom))]
 pub(crate) mod pid {
     use std::sync::Once;
-    use std::sync::atomic::{AtomicU32, Ordering};
+    use std::sync::atomic::{AtomicU64, Ordering};
 
-    static PID: AtomicU32 = AtomicU32::new(0);
+    /// `pid | owner id << 32`; 0 until looked up.
+    static ME: AtomicU64 = AtomicU64::new(0);
     static HANDLER: Once = Once::new();
 
     extern "C" fn forget_in_child() {
-        PID.store(0, Ordering::Relaxed);
+        ME.store(0, Ordering::Relaxed);
     }
 
-    pub(crate) fn current() -> u32 {
-        let p = PID.load(Ordering::Relaxed);
-        if p != 0 {
-            return p;
+    fn me() -> u64 {
+        let m = ME.load(Ordering::Relaxed);
+        if m != 0 {
+            return m;
         }
         HANDLER.call_once(|| {
             // SAFETY: registers a handler that only stores to an atomic, which is
@@ -37,43 +54,76 @@ pub(crate) mod pid {
             unsafe { libc::pthread_atfork(None, None, Some(forget_in_child)) };
         });
         let p = std::process::id();
-        PID.store(p, Ordering::Relaxed);
-        p
+        let owner = super::owner_id(p, stat(p).map_or(0, |s| s.start_ticks));
+        let m = u64::from(p) | u64::from(owner) << 32;
+        ME.store(m, Ordering::Relaxed);
+        m
     }
 
-    /// Whether process `pid` still runs: it exists (`kill(pid, 0)`; a process of
-    /// another user exists too) and, on Linux, has not already exited.
-    pub(crate) fn alive(pid: u32) -> bool {
+    /// This process's pid.
+    pub(crate) fn current() -> u32 {
+        me() as u32
+    }
+
+    /// This process's owner id: what its slot words name.
+    pub(crate) fn owner() -> u32 {
+        (me() >> 32) as u32
+    }
+
+    /// The owner id of running process `pid`, if its start time can be read.
+    #[cfg(test)]
+    pub(crate) fn owner_of(pid: u32) -> Option<u32> {
+        stat(pid).map(|s| super::owner_id(pid, s.start_ticks))
+    }
+
+    /// Whether the process named by owner id `owner` still runs: its pid exists
+    /// (`kill(pid, 0)`; a process of another user exists too) and, on Linux, has
+    /// not exited, and was started at the time the id names (else the pid was
+    /// given to another process since).
+    pub(crate) fn alive(owner: u32) -> bool {
+        let pid = owner & super::PID_MASK;
         let Ok(p) = libc::pid_t::try_from(pid) else {
             return true;
         };
         // SAFETY: signal 0 sends nothing; it only asks whether `pid` exists.
         let rc = unsafe { libc::kill(p, 0) };
         let exists = rc == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH);
-        exists && !exited(pid)
+        // An unreadable `/proc` (not mounted, `hidepid`) leaves the answer to `kill`.
+        exists
+            && stat(pid).is_none_or(|s| !s.exited && super::owner_id(pid, s.start_ticks) == owner)
     }
 
-    /// Linux: whether `pid` has exited but its parent has not reaped it yet
-    /// (state `Z` zombie or `X` dead in `/proc/<pid>/stat`). `kill(pid, 0)` still
-    /// finds such a process, yet it will never give back what it holds. An
-    /// unreadable `/proc` (not mounted, `hidepid`) leaves the answer to `kill`.
+    /// What `/proc/<pid>/stat` says of a process.
+    struct Stat {
+        /// State `Z` (zombie) or `X` (dead): exited, not reaped yet. `kill(pid,
+        /// 0)` still finds such a process, yet it will never give back what it
+        /// holds.
+        exited: bool,
+        /// Field 22: when the process started, in clock ticks after boot.
+        start_ticks: u64,
+    }
+
     #[cfg(target_os = "linux")]
-    fn exited(pid: u32) -> bool {
-        let Ok(stat) = std::fs::read(format!("/proc/{pid}/stat")) else {
-            return false;
-        };
-        // "pid (comm) state ...": comm may hold ')' and spaces, so the state is
-        // the byte after the last ')' and its space.
-        stat.iter()
-            .rposition(|&b| b == b')')
-            .and_then(|close| stat.get(close + 2))
-            .is_some_and(|&state| state == b'Z' || state == b'X')
+    fn stat(pid: u32) -> Option<Stat> {
+        let stat = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
+        // "pid (comm) state ...": comm may hold ')' and spaces, so the fields
+        // are counted from the byte after the last ')'.
+        let close = stat.iter().rposition(|&b| b == b')')?;
+        let rest = std::str::from_utf8(stat.get(close + 1..)?).ok()?;
+        let mut fields = rest.split_ascii_whitespace();
+        let state = fields.next()?;
+        // Fields 4 to 21 lie between the state (3) and the start time (22).
+        let start_ticks = fields.nth(18)?.parse().ok()?;
+        Some(Stat {
+            exited: state == "Z" || state == "X",
+            start_ticks,
+        })
     }
 
-    /// Elsewhere `kill(pid, 0)` alone decides.
+    /// Elsewhere `kill(pid, 0)` alone decides, and owner ids are pids.
     #[cfg(not(target_os = "linux"))]
-    const fn exited(_pid: u32) -> bool {
-        false
+    fn stat(_pid: u32) -> Option<Stat> {
+        None
     }
 }
 
@@ -89,6 +139,11 @@ pub(crate) mod pid {
 
     pub(crate) fn current() -> u32 {
         PID.with(Cell::get)
+    }
+
+    /// A model's processes are named by their pid alone.
+    pub(crate) fn owner() -> u32 {
+        current()
     }
 
     pub(super) fn set(pid: u32) {
@@ -190,5 +245,36 @@ pub(crate) mod cursor {
     pub(crate) fn set(_: usize) {}
     pub(crate) fn fresh(_: u64, _: usize) -> usize {
         0
+    }
+}
+
+#[cfg(all(test, not(loom), target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    /// Field 22 of `/proc/self/stat`, read here by its own parse.
+    fn my_start_ticks() -> u64 {
+        let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+        let after_comm = &stat[stat.rfind(')').unwrap() + 2..];
+        // After the comm: field 3 (state) is the first; field 22 the twentieth.
+        after_comm.split(' ').nth(19).unwrap().parse().unwrap()
+    }
+
+    #[test]
+    fn the_owner_id_is_the_pid_and_the_low_bits_of_the_start_time() {
+        let start = my_start_ticks();
+        let expected = std::process::id() | ((start % 256) as u32) << 22;
+        assert_eq!(pid::owner(), expected);
+    }
+
+    #[test]
+    fn a_process_with_the_same_pid_and_another_start_time_is_not_the_owner() {
+        let me = pid::owner();
+        assert!(pid::alive(me));
+        // The same pid, started one tick later: a process that took the pid of
+        // one that died.
+        let reused = owner_id(std::process::id(), my_start_ticks() + 1);
+        assert_ne!(reused, me);
+        assert!(!pid::alive(reused));
     }
 }

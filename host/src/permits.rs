@@ -6,7 +6,8 @@
 //! caller could record twice. The table here sits next to the breaker (in the same
 //! shared region when there is one) and gives every admitted call a slot:
 //!
-//! * slot word: `generation (32) | pid (22) | state (2)`, state `FREE`,
+//! * slot word: `generation (32) | owner (30) | state (2)` (the owner id: pid and
+//!   start-time tag, see [`crate::owner`]), state `FREE`,
 //!   `ACQUIRING` (claimed, the core's admission not yet answered), `HELD` or
 //!   `RECORDING` (the core's record next). Who moves the slot is part of the word
 //!   every move writes, so the process a slot belongs to is known from the very
@@ -44,7 +45,7 @@ use core::sync::atomic::Ordering;
 use crate::sync::{AtomicU32, AtomicU64};
 use crossbeam_utils::CachePadded;
 
-use crate::owner::{PID_MASK, cursor, pid};
+use crate::owner::{OWNER_MASK, cursor, pid};
 /// Loom models only: this thread's pid, and when its process dies.
 #[cfg(loom)]
 pub use crate::owner::{die_after, killed, set_claiming_pid};
@@ -89,7 +90,9 @@ pub(crate) struct Word(u64);
 impl Word {
     fn new(generation: u32, pid: u32, state: PermitState) -> Self {
         Self(
-            (u64::from(generation) << 32) | (u64::from(pid & PID_MASK) << PID_SHIFT) | state as u64,
+            (u64::from(generation) << 32)
+                | (u64::from(pid & OWNER_MASK) << PID_SHIFT)
+                | state as u64,
         )
     }
 
@@ -97,8 +100,8 @@ impl Word {
         (self.0 >> 32) as u32
     }
 
-    pub(crate) const fn pid(self) -> u32 {
-        (self.0 >> PID_SHIFT) as u32 & PID_MASK
+    pub(crate) const fn owner(self) -> u32 {
+        (self.0 >> PID_SHIFT) as u32 & OWNER_MASK
     }
 
     pub(crate) const fn state(self) -> PermitState {
@@ -111,7 +114,7 @@ impl Word {
         let by = if state == PermitState::Free {
             0
         } else {
-            pid::current()
+            pid::owner()
         };
         Self::new(self.generation(), by, state)
     }
@@ -181,7 +184,7 @@ impl<const N: usize> PermitTable<N> {
     /// Take a free slot for a call about to ask the core; the step, or `None`
     /// when all `N` are taken.
     pub(crate) fn begin_claim(&self) -> Option<Step> {
-        let me = pid::current();
+        let me = pid::owner();
         let mut idx = cursor::get(N);
         // Invariant: a slot goes free(g) → acquiring(g + 1, pid) only by this
         // CAS, from the exact free word read, so each generation of a slot is
@@ -306,11 +309,11 @@ impl<const N: usize> PermitTable<N> {
         Ok(())
     }
 
-    /// Slots taken (held, or in a step) that name process `pid` (a scan).
+    /// Slots taken (held, or in a step) that name owner id `pid` (a scan).
     #[must_use]
     pub fn taken_by(&self, pid: u32) -> u64 {
         self.words()
-            .filter(|(_, w)| w.state() != PermitState::Free && w.pid() == pid)
+            .filter(|(_, w)| w.state() != PermitState::Free && w.owner() == pid)
             .count() as u64
     }
 
@@ -323,7 +326,7 @@ impl<const N: usize> PermitTable<N> {
         for (idx, w) in self.words() {
             // Invariant: the take-over CAS succeeds only from the word read, so
             // against a racing use exactly one of the two moves the slot.
-            if w.state() != PermitState::Held || alive(w.pid()) {
+            if w.state() != PermitState::Held || alive(w.owner()) {
                 continue;
             }
             if let Some(step) = self.take_over(idx, w, PermitState::Recording) {
@@ -470,7 +473,7 @@ mod tests {
     #[test]
     fn permits_of_dead_owners_are_reclaimed_once() {
         let t = table(11);
-        let me = std::process::id();
+        let me = pid::owner();
         let a = t.claim(4).unwrap();
         let b = t.claim(5).unwrap();
         // Everyone alive, or only other processes gone: nothing to take.
@@ -494,9 +497,10 @@ mod tests {
         let step = t.begin_claim().unwrap();
         let w = t.load(step.idx);
         assert_eq!(
-            (w.state(), w.pid()),
-            (PermitState::Acquiring, std::process::id())
+            (w.state(), w.owner()),
+            (PermitState::Acquiring, pid::owner())
         );
+        assert_eq!(w.owner() & crate::owner::PID_MASK, std::process::id());
         assert_eq!(t.outstanding(), 1, "a claim in progress is counted");
         assert_eq!(
             t.reclaim(|_| false, |_| panic!("a step is not a held permit")),
@@ -508,10 +512,15 @@ mod tests {
 
     #[test]
     fn our_own_pid_is_alive_and_a_reaped_child_is_not() {
-        assert!(pid::alive(std::process::id()));
+        assert!(pid::alive(pid::owner()));
         assert_eq!(pid::current(), std::process::id());
-        let mut child = std::process::Command::new("true").spawn().unwrap();
-        let gone = child.id();
+        let mut child = std::process::Command::new("sleep")
+            .arg("60")
+            .spawn()
+            .unwrap();
+        let gone = pid::owner_of(child.id()).unwrap();
+        assert!(pid::alive(gone));
+        child.kill().unwrap();
         child.wait().unwrap();
         assert!(!pid::alive(gone));
     }
@@ -531,28 +540,29 @@ mod tests {
             .spawn()
             .unwrap();
         let pid = child.id();
-        assert!(pid::alive(pid));
+        let owner = pid::owner_of(pid).unwrap();
+        assert!(pid::alive(owner));
         child.kill().unwrap(); // SIGKILL, not waited for: a zombie until reaped
         let t0 = std::time::Instant::now();
         while proc_state(pid) != Some('Z') {
             assert!(t0.elapsed().as_secs() < 10, "child never became a zombie");
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
-        assert!(!pid::alive(pid));
+        assert!(!pid::alive(owner));
         // What it held is taken back while it is still a zombie.
         let t = table(0);
         let id = t.claim(7).unwrap();
         let idx = (id & INDEX_MASK) as usize;
         let w = t.load(idx);
         t.slots[idx].store(
-            Word::new(w.generation(), pid, PermitState::Held).0,
+            Word::new(w.generation(), owner, PermitState::Held).0,
             Ordering::Relaxed,
         );
         let mut epochs = Vec::new();
         assert_eq!(t.reclaim_dead(|e| epochs.push(e)), 1);
         assert_eq!(epochs, [7]);
         child.wait().unwrap();
-        assert!(!pid::alive(pid));
+        assert!(!pid::alive(owner));
     }
 
     #[test]

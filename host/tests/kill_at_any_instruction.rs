@@ -8,6 +8,12 @@
 //! Forked children spin until killed; the parent kills one at a random moment,
 //! respawns it, and goes on. Expected values are not read from the
 //! implementation: zero, and the balance of the totals.
+//!
+//! DESIGN §8, "Self-healing": the same without any reclaim call. A semaphore
+//! with a queue, its waiters killed inside enqueue, grant and cancel, is whole
+//! again when the next process opens it; a bulkhead whose holders were killed
+//! admits its full limit to the next callers it would have refused; a breaker
+//! whose half-open probe was killed admits a new probe.
 
 #![cfg(all(target_os = "linux", not(loom)))]
 
@@ -16,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use seawall_core::{BreakerConfig, Outcome, Priority, Ratio, SemaphoreConfig, State, WindowConfig};
 use seawall_host::breaker::Breaker;
-use seawall_host::semaphore::Semaphore;
+use seawall_host::semaphore::{Acquired, Polled, Semaphore};
 use seawall_host::shared::OpenOptions;
 
 const CHILDREN: usize = 8;
@@ -210,4 +216,176 @@ fn breaker_killed_anywhere_keeps_its_totals() {
     if m.core.state == State::HalfOpen {
         assert_eq!(m.core.half_open_in_flight, 0, "a dead probe keeps its slot");
     }
+}
+
+/// Keep giving up and taking places in a queue of 8 before 3 permits, until killed.
+fn queue_churn(sem: &Semaphore) {
+    loop {
+        match sem.acquire_or_enqueue(Priority::Normal) {
+            Ok(Acquired::Admitted(p)) => {
+                let _ = sem.release(p);
+            }
+            Ok(Acquired::Queued(t)) => {
+                let mut granted = None;
+                for _ in 0..64 {
+                    match sem.poll(t) {
+                        Ok(Polled::Granted(p)) => {
+                            granted = Some(p);
+                            break;
+                        }
+                        Ok(Polled::Waiting) => std::hint::spin_loop(),
+                        Err(_) => break,
+                    }
+                }
+                match granted {
+                    Some(p) => {
+                        let _ = sem.release(p);
+                    }
+                    None => {
+                        let _ = sem.cancel(t);
+                    }
+                }
+            }
+            Err(_) => {}
+        }
+    }
+}
+
+#[test]
+fn queue_killed_anywhere_is_whole_when_next_opened_without_reclaim() {
+    let _one = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let name = region_name("queue");
+    let cfg = SemaphoreConfig {
+        max_concurrent: 3,
+        max_queue: 8,
+        ..SemaphoreConfig::DEFAULT
+    };
+    let sem = Semaphore::open_shared(&name, &cfg, &OpenOptions::default()).unwrap();
+    sem.release(sem.try_acquire(Priority::Normal).unwrap())
+        .unwrap();
+    kill_storm(&|| queue_churn(&sem));
+    // Every churner is dead; a process opening the region now (a restarted
+    // worker) finds it whole, with nobody having called reclaim.
+    let next = Semaphore::open_shared(&name, &cfg, &OpenOptions::default()).unwrap();
+    let s = next.full_snapshot();
+    let _ = Semaphore::unlink_shared(&name);
+    let left = (
+        s.active,
+        s.queued,
+        s.permits_outstanding,
+        s.tickets_outstanding,
+    );
+    eprintln!(
+        "kill storm on a queue, {KILLS} kills: (active, queued, permits, tickets) at the next open {left:?}"
+    );
+    assert_eq!(left, (0, 0, 0, 0), "a permit or a place leaked");
+}
+
+/// Fork `n` children that each take one permit of `sem` (or a probe of `b`)
+/// and sleep; wait until the region shows them all holding.
+fn holders(n: usize, take: &dyn Fn(), held: &dyn Fn() -> u64) -> Vec<libc::pid_t> {
+    let kids = (0..n)
+        .map(|_| {
+            spawn(&|| {
+                take();
+                loop {
+                    std::thread::sleep(Duration::from_secs(1));
+                }
+            })
+        })
+        .collect();
+    let t0 = Instant::now();
+    while held() < n as u64 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "children never took their permits"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    kids
+}
+
+#[test]
+fn bulkhead_of_killed_holders_admits_its_limit_to_the_next_callers() {
+    let _one = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let name = region_name("bulkhead-heal");
+    let cfg = SemaphoreConfig {
+        max_concurrent: 4,
+        max_queue: 0,
+        ..SemaphoreConfig::DEFAULT
+    };
+    let sem = Semaphore::open_shared(&name, &cfg, &OpenOptions::default()).unwrap();
+    let kids = holders(
+        4,
+        &|| {
+            let _held = sem.try_acquire(Priority::Normal).unwrap();
+        },
+        &|| sem.full_snapshot().permits_outstanding,
+    );
+    for pid in kids {
+        kill_and_reap(pid);
+    }
+    assert_eq!(
+        sem.snapshot().active,
+        4,
+        "the dead hold every permit until someone needs one"
+    );
+    // No reclaim call: the first refused caller looks for dead holders.
+    let admitted: Vec<_> = (0..4)
+        .map_while(|_| sem.try_acquire(Priority::Normal).ok())
+        .collect();
+    let fifth = sem.try_acquire(Priority::Normal);
+    let _ = Semaphore::unlink_shared(&name);
+    assert_eq!(admitted.len(), 4, "the bulkhead's full limit comes back");
+    assert!(fifth.is_err(), "and no more than its limit");
+}
+
+#[test]
+fn breaker_whose_probe_was_killed_admits_a_new_probe() {
+    let _one = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let name = region_name("probe-heal");
+    let open_ns = 1_000_000_000;
+    let cfg = BreakerConfig {
+        window: WindowConfig::Count { size: 4 },
+        minimum_calls: 2,
+        failure_rate_threshold: Some(Ratio::from_percent(50)),
+        open_duration_ns: open_ns,
+        max_open_duration_ns: None,
+        half_open_max_calls: 1,
+        half_open_success_threshold: 1,
+        ..BreakerConfig::DEFAULT
+    };
+    let b = Breaker::open_shared(&name, &cfg, &OpenOptions::default()).unwrap();
+    // Virtual time: two failures at t = 10 open it until t = 10 + open_ns.
+    for _ in 0..2 {
+        let p = b.try_acquire(10).unwrap();
+        b.record(p, Outcome::Failure, 0, 10).unwrap();
+    }
+    assert_eq!(b.state(), State::Open);
+    let probe_at = 10 + open_ns;
+    let kids = holders(
+        1,
+        &|| {
+            let _probe = b.try_acquire(probe_at).unwrap();
+        },
+        &|| b.metrics(probe_at).permits_outstanding.unwrap_or(0),
+    );
+    kill_and_reap(kids[0]);
+    assert_eq!(b.state(), State::HalfOpen);
+    // No reclaim call: the refused caller finds the dead probe and takes its place.
+    let probe = b.try_acquire(probe_at + 1);
+    let m = b.metrics(probe_at + 1);
+    let _ = Breaker::unlink_shared(&name);
+    let probe = probe.expect("a new probe is admitted");
+    assert!(seawall_core::PermitToken { epoch: probe.epoch }.is_probe());
+    assert_eq!(
+        m.core.totals.ignored, 1,
+        "the dead probe is recorded as ignored"
+    );
 }

@@ -10,6 +10,7 @@ use std::mem::MaybeUninit;
 use loom::sync::Arc;
 use loom::thread;
 use seawall_core::{Priority, SemaphoreConfig};
+use seawall_host::heal::{HEAL_INTERVAL_NS, HealGate};
 use seawall_host::holders::{HolderError, die_after, killed, set_claiming_pid};
 use seawall_host::semaphore::{Acquired, Cancelled, Polled, SemaphoreCell};
 
@@ -278,4 +279,22 @@ fn waiter_killed_inside_the_core_is_reclaimed() {
             assert_idle(&c);
         });
     }
+}
+
+/// Two callers of two processes find a look for dead holders due at the same
+/// instant: exactly one of them looks (one scan per region per interval).
+#[test]
+fn heal_gate_gives_one_look_to_racing_callers() {
+    loom::model(|| {
+        let gate = Arc::new(HealGate::new());
+        let g2 = Arc::clone(&gate);
+        let other = thread::spawn(move || g2.due(HEAL_INTERVAL_NS));
+        let mine = gate.due(HEAL_INTERVAL_NS);
+        let theirs = other.join().unwrap();
+        assert_eq!(
+            u32::from(mine) + u32::from(theirs),
+            1,
+            "looks: {mine} {theirs}"
+        );
+    });
 }

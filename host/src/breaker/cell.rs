@@ -11,6 +11,7 @@ use seawall_core::{Field, Ratio, WindowConfig};
 
 #[cfg(not(loom))]
 use crate::entropy::entropy;
+use crate::heal::HealGate;
 use crate::permits::{PERMIT_SLOTS, PermitTable};
 #[cfg(not(loom))]
 use crate::shared::{Agreement, Shareable};
@@ -25,6 +26,8 @@ pub const TIME_WINDOW_CAPACITY: usize = 128;
 pub struct BreakerCell<W: SlidingWindow, const N: usize = PERMIT_SLOTS> {
     pub(super) breaker: CircuitBreaker<W>,
     pub(super) permits: PermitTable<N>,
+    /// When this breaker's permits were last looked at for dead holders.
+    pub(super) heal: HealGate,
 }
 
 /// The cell behind count-window breakers with a permit table of `N` slots.
@@ -63,6 +66,8 @@ impl<W: SlidingWindow, const N: usize> BreakerCell<W, N> {
         let permits =
             unsafe { &mut *(&raw mut (*p).permits).cast::<MaybeUninit<PermitTable<N>>>() };
         PermitTable::init(permits, salt);
+        // SAFETY: as above; written once, never read before.
+        unsafe { (&raw mut (*p).heal).write(HealGate::new()) };
         Ok(())
     }
 }

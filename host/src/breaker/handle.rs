@@ -85,6 +85,16 @@ macro_rules! with_breaker {
     };
 }
 
+/// Whether refusal `e` may be capacity a dead process holds: every half-open
+/// probe slot taken, or every permit slot. An open breaker's refusal is its
+/// open period's, which no holder shortens.
+fn holds_capacity(e: &AcquireError) -> bool {
+    match e {
+        AcquireError::PermitsExhausted => true,
+        AcquireError::Rejected(r) => r.state == State::HalfOpen,
+    }
+}
+
 impl Breaker {
     /// A breaker in this process's memory, with a permit table: a permit recorded
     /// twice is [`PermitError::AlreadyUsed`] the second time (what C callers get).
@@ -111,8 +121,10 @@ impl Breaker {
 
     /// Create or attach the breaker named `name`, shared by every process of the
     /// host (`/dev/shm/seawall-breaker-<name>`), with the default
-    /// [`PermitSlots`]. Attaching changes nothing; a region built with another
-    /// configuration (window kind included) is an error.
+    /// [`PermitSlots`]. Attaching gives back, as ignored, the permits of
+    /// processes that died (DESIGN §8, "Self-healing"), and changes nothing
+    /// else; a region built with another configuration (window kind included)
+    /// is an error.
     pub fn open_shared(
         name: &str,
         config: &BreakerConfig,
@@ -132,10 +144,16 @@ impl Breaker {
         options: &OpenOptions,
     ) -> Result<Self, RegionError> {
         let (t, created) = Tracked::open_shared(name, config, slots, options)?;
-        Ok(Self {
+        let b = Self {
             inner: Inner::Tracked(t),
             created,
-        })
+        };
+        // Self-healing (DESIGN §8): what processes that died before this open
+        // held comes back now, so a service restarted whole starts whole.
+        if !created {
+            b.reclaim_abandoned(crate::clock::monotonic_ns());
+        }
+        Ok(b)
     }
 
     /// Remove the shared breaker `name` (a missing one is fine). Attached processes
@@ -289,6 +307,21 @@ impl Breaker {
         &self,
         now: impl FnOnce() -> u64,
     ) -> Result<Result<Permit, AcquireError>, Corrupt> {
+        // The time is read once at most, and kept for a second ask.
+        let mut clock = Some(now);
+        let mut read = None;
+        let mut at = || *read.get_or_insert_with(|| clock.take().map_or(0, |f| f()));
+        let first = self.acquire_once(&mut at);
+        match first {
+            Ok(Err(ref e)) if holds_capacity(e) && self.heal(at()) => self.acquire_once(at),
+            _ => first,
+        }
+    }
+
+    fn acquire_once(
+        &self,
+        now: impl FnOnce() -> u64,
+    ) -> Result<Result<Permit, AcquireError>, Corrupt> {
         dispatch!(self,
             cell c => c.try_acquire_checked_at(now),
             core b => Ok(match b.acquire_token_checked_at(now)? {
@@ -296,6 +329,19 @@ impl Breaker {
                 Err(r) => Err(AcquireError::Rejected(r)),
             })
         )
+    }
+
+    /// Self-healing (DESIGN §8): a caller of a shared breaker refused while
+    /// permits are held looks for dead holders first, when the region's gate
+    /// says a look is due (one caller per 100 ms); whether the look gave a
+    /// permit back (recorded as ignored at `now`).
+    fn heal(&self, now: u64) -> bool {
+        self.is_shared()
+            && dispatch!(self,
+                cell c => c.heal.due(crate::clock::monotonic_ns()),
+                core _b => false
+            )
+            && self.reclaim_abandoned(now) > 0
     }
 
     /// Record how the call admitted with `permit` ended. With a permit table a
@@ -365,7 +411,7 @@ impl Breaker {
         reason = "the count is informative; the give-back is the point"
     )]
     pub fn reclaim_own(&self, now: u64) -> u64 {
-        let me = crate::owner::pid::current() & crate::owner::PID_MASK;
+        let me = crate::owner::pid::owner();
         dispatch!(self,
             cell c => c.permits.reclaim(|pid| pid != me, |epoch| {
                 c.breaker.record_token(PermitToken { epoch }, Outcome::Ignored, 0, now);

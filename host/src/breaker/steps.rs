@@ -111,7 +111,8 @@ impl<W: SlidingWindow, const N: usize> BreakerCell<W, N> {
                 .record_token(PermitToken { epoch }, Outcome::Ignored, 0, now);
         });
         let unsettled = self.permits.words().any(|(_, w)| {
-            matches!(w.state(), PermitState::Acquiring | PermitState::Recording) && !alive(w.pid())
+            matches!(w.state(), PermitState::Acquiring | PermitState::Recording)
+                && !alive(w.owner())
         });
         if unsettled {
             // Live steps end within instructions; a moment that never comes leaves
@@ -141,7 +142,7 @@ impl<W: SlidingWindow, const N: usize> BreakerCell<W, N> {
                 PermitState::Free | PermitState::Held => {
                     held += u64::from(w.state() == PermitState::Held && self.is_probe_slot(idx));
                 }
-                _ if !alive(w.pid()) => dead.push((idx, w)),
+                _ if !alive(w.owner()) => dead.push((idx, w)),
                 _ => return None,
             }
         }

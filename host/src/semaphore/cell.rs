@@ -66,6 +66,7 @@ use seawall_core::{
     SemaphoreConfig, SemaphoreRejected, SemaphoreSnapshot, Ticket as CoreTicket, TicketState,
 };
 
+use crate::heal::HealGate;
 use crate::holders::{HolderError, HolderTable, Slot, SlotState, Step};
 use crate::owner::kill_point;
 use crate::sync::AtomicU32;
@@ -144,6 +145,8 @@ pub struct SemaphoreCell<const Q: usize, const N: usize> {
     /// costs its releases a wake-up call each and nothing else.
     #[cfg_attr(loom, allow(dead_code, reason = "no futex under loom"))]
     sleepers: AtomicU32,
+    /// When this semaphore was last looked at for dead holders.
+    heal: HealGate,
 }
 
 impl<const Q: usize, const N: usize> SemaphoreCell<Q, N> {
@@ -178,6 +181,8 @@ impl<const Q: usize, const N: usize> SemaphoreCell<Q, N> {
         unsafe { (&raw mut (*p).released).write(AtomicU32::new(0)) };
         // SAFETY: as above.
         unsafe { (&raw mut (*p).sleepers).write(AtomicU32::new(0)) };
+        // SAFETY: as above.
+        unsafe { (&raw mut (*p).heal).write(HealGate::new()) };
         Ok(())
     }
 
@@ -209,6 +214,12 @@ impl<const Q: usize, const N: usize> SemaphoreCell<Q, N> {
     #[cfg(not(loom))]
     pub(crate) fn sleepers(&self) -> &AtomicU32 {
         &self.sleepers
+    }
+
+    /// When this semaphore was last looked at for dead holders.
+    #[must_use]
+    pub fn heal_gate(&self) -> &HealGate {
+        &self.heal
     }
 
     /// Permits and tickets callers hold now (a scan of the holder table).
@@ -476,7 +487,7 @@ impl<const Q: usize, const N: usize> SemaphoreCell<Q, N> {
             if w.state() == SlotState::Held {
                 held += 1;
             }
-            if w.state() == SlotState::Free || alive(w.pid()) {
+            if w.state() == SlotState::Free || alive(w.owner()) {
                 continue;
             }
             match w.state() {
@@ -576,7 +587,7 @@ impl<const Q: usize, const N: usize> SemaphoreCell<Q, N> {
                 SlotState::Free => {}
                 SlotState::Held => held += 1,
                 SlotState::Acquiring | SlotState::Enqueuing | SlotState::Releasing
-                    if !alive(w.pid()) =>
+                    if !alive(w.owner()) =>
                 {
                     dead.push((idx, w));
                 }

@@ -162,6 +162,39 @@ impl Semaphore {
         }
     }
 
+    /// Self-healing (DESIGN §8): a caller of a shared semaphore that would be
+    /// refused, shed or made to wait looks for dead holders first, when the
+    /// region's gate says a look is due (one caller per 100 ms); whether the
+    /// look gave a permit or place back.
+    fn heal(&self) -> bool {
+        let Store::Tracked(h) = &self.store else {
+            return false;
+        };
+        h.is_shared()
+            && h.heal_gate().due(crate::clock::monotonic_ns())
+            && self.reclaim_abandoned() != (0, 0)
+    }
+
+    /// `first`, or — when `look(&first)` asks for it and a look for dead
+    /// holders gave something back — the answer of asking `again`.
+    fn again_if_healed<R>(
+        &self,
+        first: R,
+        look: impl Fn(&R) -> Look,
+        again: impl FnOnce() -> R,
+    ) -> R {
+        match look(&first) {
+            Look::Refused if self.heal() => again(),
+            // What the look gives back is granted to the queue in order, this
+            // caller's ticket included: it asks nothing again.
+            Look::Queued => {
+                self.heal();
+                first
+            }
+            Look::No | Look::Refused => first,
+        }
+    }
+
     /// A tracked semaphore in this process's memory, or the first invalid field
     /// (`max_concurrent` 1 ..= 4096, `max_queue` 0 ..= 1024, shares ≤ 100 %).
     pub fn new(config: &SemaphoreConfig) -> Result<Self, ConfigError> {
@@ -176,16 +209,21 @@ impl Semaphore {
     }
 
     /// Create or attach the semaphore `name` shared by every process of the
-    /// host (`/dev/shm/seawall-semaphore-<name>`). Attaching changes nothing;
-    /// another configuration is [`RegionError::ConfigMismatch`].
+    /// host (`/dev/shm/seawall-semaphore-<name>`). Attaching gives back what
+    /// processes that died held (DESIGN §8, "Self-healing") and changes
+    /// nothing else; another configuration is [`RegionError::ConfigMismatch`].
     pub fn open_shared(
         name: &str,
         config: &SemaphoreConfig,
         options: &OpenOptions,
     ) -> Result<Self, RegionError> {
-        Ok(Self::of(Store::Tracked(Handle::open_shared(
-            name, config, options,
-        )?)))
+        let s = Self::of(Store::Tracked(Handle::open_shared(name, config, options)?));
+        // Self-healing (DESIGN §8): what processes that died before this open
+        // held comes back now, so a service restarted whole starts whole.
+        if !s.created() {
+            s.reclaim_abandoned();
+        }
+        Ok(s)
     }
 
     /// Remove the shared semaphore `name` (a missing one is fine).
@@ -337,7 +375,7 @@ impl Semaphore {
         reason = "the counts are informative; the give-back is the point"
     )]
     pub fn reclaim_own(&self) -> (u64, u64) {
-        let me = crate::owner::pid::current() & crate::owner::PID_MASK;
+        let me = crate::owner::pid::owner();
         let n = match &self.store {
             Store::Untracked(_) => (0, 0),
             Store::Tracked(h) => h.reclaim(|pid| pid != me),
@@ -360,7 +398,11 @@ impl Semaphore {
                 }
                 Err(rej) => Err(AcquireError::Rejected(rej)),
             },
-            Store::Tracked(h) => h.try_acquire(p),
+            Store::Tracked(h) => self.again_if_healed(
+                h.try_acquire(p),
+                |r| Look::at(r.as_ref().ok()),
+                || h.try_acquire(p),
+            ),
         }
     }
 
@@ -374,7 +416,11 @@ impl Semaphore {
                 })),
                 Err(rej) => Err(AcquireError::Rejected(rej)),
             },
-            Store::Tracked(h) => h.acquire_or_enqueue(p),
+            Store::Tracked(h) => self.again_if_healed(
+                h.acquire_or_enqueue(p),
+                |r| Look::at_acquired(r.as_ref().ok()),
+                || h.acquire_or_enqueue(p),
+            ),
         }
     }
 
@@ -437,7 +483,13 @@ impl Semaphore {
                     TicketState::Unknown => Err(HolderError::Foreign),
                 }
             }
-            Store::Tracked(h) => h.poll(t),
+            Store::Tracked(h) => {
+                let polled = h.poll(t);
+                if polled == Ok(Polled::Waiting) && self.heal() {
+                    return h.poll(t);
+                }
+                polled
+            }
         }
     }
 
@@ -466,6 +518,36 @@ impl Semaphore {
     }
 }
 
+/// Whether an acquire's answer calls for a look for dead holders.
+enum Look {
+    /// Admitted, or the region is corrupt: nothing to look for.
+    No,
+    /// Made to wait.
+    Queued,
+    /// Refused: shed, full, or no holder slot free.
+    Refused,
+}
+
+impl Look {
+    /// For an answer that is a permit, or a refusal (`None`).
+    fn at(permit: Option<&Permit>) -> Self {
+        if permit.is_some() {
+            Self::No
+        } else {
+            Self::Refused
+        }
+    }
+
+    /// For an answer that is a permit, a ticket, or a refusal (`None`).
+    fn at_acquired(a: Option<&Acquired>) -> Self {
+        match a {
+            Some(Acquired::Admitted(_)) => Self::No,
+            Some(Acquired::Queued(_)) => Self::Queued,
+            None => Self::Refused,
+        }
+    }
+}
+
 /// The forms that tell a corrupted shared region apart (DESIGN §8): each is its
 /// plain form, with [`Corrupt`] when the semaphore's words hold what seawall
 /// never writes or kept a retry loop going past its bound, which no honest use
@@ -488,7 +570,14 @@ impl Semaphore {
                 }
                 Err(rej) => Err(AcquireError::Rejected(rej)),
             }),
-            Store::Tracked(h) => h.try_acquire_checked(p),
+            Store::Tracked(h) => self.again_if_healed(
+                h.try_acquire_checked(p),
+                |r| match r {
+                    Ok(r) => Look::at(r.as_ref().ok()),
+                    Err(Corrupt) => Look::No,
+                },
+                || h.try_acquire_checked(p),
+            ),
         }
     }
 
@@ -506,7 +595,14 @@ impl Semaphore {
                 })),
                 Err(rej) => Err(AcquireError::Rejected(rej)),
             }),
-            Store::Tracked(h) => h.acquire_or_enqueue_checked(p),
+            Store::Tracked(h) => self.again_if_healed(
+                h.acquire_or_enqueue_checked(p),
+                |r| match r {
+                    Ok(r) => Look::at_acquired(r.as_ref().ok()),
+                    Err(Corrupt) => Look::No,
+                },
+                || h.acquire_or_enqueue_checked(p),
+            ),
         }
     }
 
@@ -559,7 +655,13 @@ impl Semaphore {
                     TicketState::Unknown => Err(HolderError::Foreign),
                 })
             }
-            Store::Tracked(h) => h.poll_checked(t),
+            Store::Tracked(h) => {
+                let polled = h.poll_checked(t);
+                if polled == Ok(Ok(Polled::Waiting)) && self.heal() {
+                    return h.poll_checked(t);
+                }
+                polled
+            }
         }
     }
 
