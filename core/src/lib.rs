@@ -82,6 +82,7 @@ pub use retry::{
     RetryDecision, RetryGate, RetryPolicy, RetryThrottle, RetryThrottleConfig,
 };
 pub use rng::SplitMix64;
+pub use striped::StripedCounter;
 pub use semaphore::{
     Admission, CancelOutcome, Priority, PriorityShares, RawAdmission, RejectReason,
     Rejected as SemaphoreRejected, Semaphore, SemaphoreConfig, SemaphorePermit, SemaphoreSnapshot,

@@ -3,7 +3,8 @@
 //!
 //! Used for the breaker's `rejected` total: an open breaker under load rejects on
 //! every core, and a rejection otherwise only reads, so one shared counter line
-//! would be the whole cost of a contended rejection.
+//! would be the whole cost of a contended rejection. Public for the host's
+//! totals that live in shared regions beside a primitive (its refusals).
 
 use crossbeam_utils::CachePadded;
 
@@ -16,25 +17,36 @@ pub(crate) const STRIPES: usize = 4;
 /// caller's stack, [`sum`](Self::sum) adds the lines up (wrapping: the lines may sit
 /// in memory another process writes).
 #[repr(C)]
-pub(crate) struct StripedCounter {
+pub struct StripedCounter {
     lines: [CachePadded<AtomicU64>; STRIPES],
 }
 
 impl StripedCounter {
-    pub(crate) fn new() -> Self {
+    /// Zero.
+    #[must_use]
+    pub fn new() -> Self {
         Self {
             lines: core::array::from_fn(|_| CachePadded::new(AtomicU64::new(0))),
         }
     }
 
-    pub(crate) fn bump(&self) {
+    /// Add one, on the calling thread's line.
+    pub fn bump(&self) {
         self.lines[stripe()].fetch_add(1, Ordering::Relaxed);
     }
 
-    pub(crate) fn sum(&self) -> u64 {
+    /// The count: the lines added up.
+    #[must_use]
+    pub fn sum(&self) -> u64 {
         self.lines
             .iter()
             .fold(0, |s, l| s.wrapping_add(l.load(Ordering::Relaxed)))
+    }
+}
+
+impl Default for StripedCounter {
+    fn default() -> Self {
+        Self::new()
     }
 }
 

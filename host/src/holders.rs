@@ -384,6 +384,17 @@ impl<const N: usize> HolderTable<N> {
         (0..N).map(|i| (i, self.load(i)))
     }
 
+    /// Claims of every slot that have ended (the core answered them): each
+    /// claim moved its slot to the next generation, so the claims made are the
+    /// sum of the generations, less the claims still waiting for the core's
+    /// answer. A scan; exact until a slot's generation wraps (2³⁰ claims).
+    pub(crate) fn claims_ended(&self) -> u64 {
+        self.words().fold(0u64, |n, (_, w)| {
+            let asking = matches!(w.state(), SlotState::Acquiring | SlotState::Enqueuing);
+            n + u64::from(w.generation()) - u64::from(asking)
+        })
+    }
+
     /// Permits and tickets held right now, a step in progress counted as what
     /// it stands for (a scan of the table: for snapshots, not the hot path).
     #[must_use]

@@ -62,10 +62,12 @@
 use core::mem::MaybeUninit;
 
 use seawall_core::{
-    CancelOutcome, ConfigError, Corrupt, Field, Priority, Problem, RawAdmission, Semaphore,
-    SemaphoreConfig, SemaphoreRejected, SemaphoreSnapshot, Ticket as CoreTicket, TicketState,
+    CancelOutcome, ConfigError, Corrupt, Field, Priority, Problem, RawAdmission, RejectReason,
+    Semaphore, SemaphoreConfig, SemaphoreRejected, SemaphoreSnapshot, Ticket as CoreTicket,
+    TicketState,
 };
 
+use super::totals::{BulkheadTotals, GaveUp, SharedTotals};
 use crate::heal::HealGate;
 use crate::holders::{HolderError, HolderTable, Slot, SlotState, Step};
 use crate::owner::kill_point;
@@ -147,6 +149,8 @@ pub struct SemaphoreCell<const Q: usize, const N: usize> {
     sleepers: AtomicU32,
     /// When this semaphore was last looked at for dead holders.
     heal: HealGate,
+    /// Lifetime figures of every process sharing it.
+    totals: SharedTotals,
 }
 
 impl<const Q: usize, const N: usize> SemaphoreCell<Q, N> {
@@ -183,6 +187,8 @@ impl<const Q: usize, const N: usize> SemaphoreCell<Q, N> {
         unsafe { (&raw mut (*p).sleepers).write(AtomicU32::new(0)) };
         // SAFETY: as above.
         unsafe { (&raw mut (*p).heal).write(HealGate::new()) };
+        // SAFETY: as above.
+        unsafe { (&raw mut (*p).totals).write(SharedTotals::new()) };
         Ok(())
     }
 
@@ -222,6 +228,19 @@ impl<const Q: usize, const N: usize> SemaphoreCell<Q, N> {
         &self.heal
     }
 
+    /// Lifetime figures of every process sharing this semaphore (a scan of
+    /// the holder table; see [`super::totals`]).
+    #[must_use]
+    pub fn totals(&self) -> BulkheadTotals {
+        self.totals.read(self.holders.claims_ended())
+    }
+
+    /// A waiter of any process left the queue without a permit, for `why`:
+    /// counted in [`totals`](Self::totals).
+    pub fn gave_up(&self, why: GaveUp) {
+        self.totals.gave_up(why);
+    }
+
     /// Permits and tickets callers hold now (a scan of the holder table).
     #[must_use]
     pub fn outstanding(&self) -> (u64, u64) {
@@ -253,16 +272,15 @@ impl<const Q: usize, const N: usize> SemaphoreCell<Q, N> {
             kill_point!(Ok(Err(AcquireError::PermitsExhausted)));
             a
         };
-        let claim = match self.claim(false) {
-            Ok(claim) => claim,
-            Err(e) => return Ok(Err(e)),
+        let Some(claim) = self.claim(false) else {
+            return Ok(Err(AcquireError::PermitsExhausted));
         };
         kill_point!(Ok(Err(AcquireError::PermitsExhausted)));
         #[cfg(not(seawall_mutant = "holder_claim_after_core"))]
         let admission = self.sem.acquire_raw_checked(p, false);
         kill_point!(Ok(Err(AcquireError::PermitsExhausted)));
         let Ok(admission) = admission else {
-            self.holders.finish(claim);
+            self.refuse(claim, RejectReason::Full);
             return Err(Corrupt);
         };
         Ok(match admission {
@@ -270,12 +288,12 @@ impl<const Q: usize, const N: usize> SemaphoreCell<Q, N> {
             // `wait = false` never queues; were it to, leaving is the answer.
             Ok(RawAdmission::Queued(t)) => {
                 let left = self.sem.cancel_checked(t);
-                self.holders.finish(claim);
+                self.refuse(claim, RejectReason::Full);
                 left?;
                 Err(AcquireError::Rejected(self.full()))
             }
             Err(r) => {
-                self.holders.finish(claim);
+                self.refuse(claim, r.reason);
                 Err(AcquireError::Rejected(r))
             }
         })
@@ -298,37 +316,48 @@ impl<const Q: usize, const N: usize> SemaphoreCell<Q, N> {
         &self,
         p: Priority,
     ) -> Result<Result<Acquired, AcquireError>, Corrupt> {
-        let claim = match self.claim(true) {
-            Ok(claim) => claim,
-            Err(e) => return Ok(Err(e)),
+        let Some(claim) = self.claim(true) else {
+            return Ok(Err(AcquireError::PermitsExhausted));
         };
         kill_point!(Ok(Err(AcquireError::PermitsExhausted)));
         let admission = self.sem.acquire_raw_checked(p, true);
         kill_point!(Ok(Err(AcquireError::PermitsExhausted)));
         let Ok(admission) = admission else {
-            self.holders.finish(claim);
+            self.refuse(claim, RejectReason::Full);
             return Err(Corrupt);
         };
         Ok(match admission {
             Ok(RawAdmission::Admitted) => Ok(Acquired::Admitted(self.admitted(claim))),
             Ok(RawAdmission::Queued(t)) => {
+                // Counted before the slot leaves its step (see `super::totals`).
+                self.totals.queued();
                 let step = self.holders.queued(claim, t.id);
                 Ok(Acquired::Queued(Ticket {
                     id: self.holders.id(step),
                 }))
             }
             Err(r) => {
-                self.holders.finish(claim);
+                self.refuse(claim, r.reason);
                 Err(AcquireError::Rejected(r))
             }
         })
     }
 
-    /// A slot for an acquire (before the core is asked), three scans at most.
-    fn claim(&self, enqueue: bool) -> Result<Step, AcquireError> {
-        (0..3)
-            .find_map(|_| self.holders.claim(enqueue))
-            .ok_or(AcquireError::PermitsExhausted)
+    /// A slot for an acquire (before the core is asked), three scans at most;
+    /// `None` (a refusal, counted) when every slot is taken.
+    fn claim(&self, enqueue: bool) -> Option<Step> {
+        let claim = (0..3).find_map(|_| self.holders.claim(enqueue));
+        if claim.is_none() {
+            self.totals.refused_unclaimed();
+        }
+        claim
+    }
+
+    /// The claim of `claim` ended refused for `reason`: counted, then its slot
+    /// freed (in that order: see `super::totals`).
+    fn refuse(&self, claim: Step, reason: RejectReason) {
+        self.totals.refused(reason);
+        self.holders.finish(claim);
     }
 
     fn admitted(&self, claim: Step) -> Permit {
@@ -418,6 +447,7 @@ impl<const Q: usize, const N: usize> SemaphoreCell<Q, N> {
                 // The slot CAS made this the only call that takes the grant.
                 let taken = self.sem.poll_checked(ticket);
                 kill_point!(Ok(Ok(Polled::Granted(Permit { id: t.id }))));
+                self.totals.granted();
                 let _ = self.holders.granted(step);
                 if taken? != TicketState::Granted {
                     return Err(Corrupt);

@@ -13,11 +13,12 @@ use seawall_core::{
 use super::cell::{AcquireError, Acquired, Cancelled, Permit, Polled, Ticket};
 use super::region::{Cell, SEMAPHORE_MAX_QUEUE};
 use super::ring::{Ring, each};
+use super::totals::{BulkheadTotals, GaveUp, SharedTotals};
 use super::wake;
 use crate::handle::Handle;
 use crate::holders::HolderError;
 use crate::shared::{OpenOptions, RegionError};
-use crate::sync::AtomicU32;
+use crate::sync::{AtomicU32, AtomicU64};
 
 /// Occupancy, and what callers hold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -57,6 +58,10 @@ pub struct Semaphore {
     /// one's are in its cell, shared with every process that shares it).
     released: AtomicU32,
     sleepers: AtomicU32,
+    /// An untracked semaphore's totals (a tracked one's are in its cell), and
+    /// its calls answered, which a tracked one reads off its holder table.
+    untracked_totals: SharedTotals,
+    untracked_calls: AtomicU64,
 }
 
 /// A thread that waits for a grant by sleeping on the release counter
@@ -118,11 +123,54 @@ fn core_ticket(t: Ticket) -> Option<CoreTicket> {
 }
 
 impl Semaphore {
-    const fn of(store: Store) -> Self {
+    fn of(store: Store) -> Self {
         Self {
             store,
             released: AtomicU32::new(0),
             sleepers: AtomicU32::new(0),
+            untracked_totals: SharedTotals::new(),
+            untracked_calls: AtomicU64::new(0),
+        }
+    }
+
+    /// Count an untracked semaphore's answer `a` to an acquire that may wait
+    /// (`wait`) or not: its outcome, then the call (the order `super::totals`
+    /// reads them in reverse).
+    fn count_untracked(
+        &self,
+        a: Result<RawAdmission, SemaphoreRejected>,
+        wait: bool,
+    ) -> Result<RawAdmission, SemaphoreRejected> {
+        match &a {
+            Ok(RawAdmission::Admitted) => {}
+            Ok(RawAdmission::Queued(_)) if wait => self.untracked_totals.queued(),
+            // `wait = false` never queues; were it to, it leaves at once.
+            Ok(RawAdmission::Queued(_)) => self.untracked_totals.refused(RejectReason::Full),
+            Err(r) => self.untracked_totals.refused(r.reason),
+        }
+        self.untracked_calls.fetch_add(1, Ordering::Relaxed);
+        a
+    }
+
+    /// Lifetime figures: of every process sharing the semaphore for a shared
+    /// one (they live in its region), of this handle for a local one. A scan
+    /// of the holder table for a tracked one: for metrics, not the hot path.
+    #[must_use]
+    pub fn totals(&self) -> BulkheadTotals {
+        match &self.store {
+            Store::Untracked(_) => self
+                .untracked_totals
+                .read(self.untracked_calls.load(Ordering::Relaxed)),
+            Store::Tracked(h) => h.totals(),
+        }
+    }
+
+    /// A waiter left the queue without a permit, for `why` (the runtime knows
+    /// why it cancels): counted in [`totals`](Self::totals).
+    pub fn gave_up(&self, why: GaveUp) {
+        match &self.store {
+            Store::Untracked(_) => self.untracked_totals.gave_up(why),
+            Store::Tracked(h) => h.gave_up(why),
         }
     }
 
@@ -389,15 +437,17 @@ impl Semaphore {
     /// A permit now for priority `p`, or the rejection; never waits.
     pub fn try_acquire(&self, p: Priority) -> Result<Permit, AcquireError> {
         match &self.store {
-            Store::Untracked(r) => match each!(r, s => s.acquire_raw(p, false)) {
-                Ok(RawAdmission::Admitted) => Ok(Permit { id: 0 }),
-                // `wait = false` never queues; were it to, leaving is the answer.
-                Ok(RawAdmission::Queued(t)) => {
-                    let _ = each!(r, s => s.cancel(t));
-                    Err(AcquireError::Rejected(full(self.snapshot())))
+            Store::Untracked(r) => {
+                match self.count_untracked(each!(r, s => s.acquire_raw(p, false)), false) {
+                    Ok(RawAdmission::Admitted) => Ok(Permit { id: 0 }),
+                    // `wait = false` never queues; were it to, leaving is the answer.
+                    Ok(RawAdmission::Queued(t)) => {
+                        let _ = each!(r, s => s.cancel(t));
+                        Err(AcquireError::Rejected(full(self.snapshot())))
+                    }
+                    Err(rej) => Err(AcquireError::Rejected(rej)),
                 }
-                Err(rej) => Err(AcquireError::Rejected(rej)),
-            },
+            }
             Store::Tracked(h) => self.again_if_healed(
                 h.try_acquire(p),
                 |r| Look::at(r.as_ref().ok()),
@@ -409,13 +459,15 @@ impl Semaphore {
     /// A permit now, or a place in the queue if there is room, for priority `p`.
     pub fn acquire_or_enqueue(&self, p: Priority) -> Result<Acquired, AcquireError> {
         match &self.store {
-            Store::Untracked(r) => match each!(r, s => s.acquire_raw(p, true)) {
-                Ok(RawAdmission::Admitted) => Ok(Acquired::Admitted(Permit { id: 0 })),
-                Ok(RawAdmission::Queued(t)) => Ok(Acquired::Queued(Ticket {
-                    id: u64::from(t.id),
-                })),
-                Err(rej) => Err(AcquireError::Rejected(rej)),
-            },
+            Store::Untracked(r) => {
+                match self.count_untracked(each!(r, s => s.acquire_raw(p, true)), true) {
+                    Ok(RawAdmission::Admitted) => Ok(Acquired::Admitted(Permit { id: 0 })),
+                    Ok(RawAdmission::Queued(t)) => Ok(Acquired::Queued(Ticket {
+                        id: u64::from(t.id),
+                    })),
+                    Err(rej) => Err(AcquireError::Rejected(rej)),
+                }
+            }
             Store::Tracked(h) => self.again_if_healed(
                 h.acquire_or_enqueue(p),
                 |r| Look::at_acquired(r.as_ref().ok()),
@@ -478,7 +530,10 @@ impl Semaphore {
                 let c = core_ticket(t).ok_or(HolderError::Foreign)?;
                 match each!(r, s => s.poll(c)) {
                     TicketState::Waiting => Ok(Polled::Waiting),
-                    TicketState::Granted => Ok(Polled::Granted(Permit { id: 0 })),
+                    TicketState::Granted => {
+                        self.untracked_totals.granted();
+                        Ok(Polled::Granted(Permit { id: 0 }))
+                    }
                     TicketState::Cancelled => Err(HolderError::UnknownTicket),
                     TicketState::Unknown => Err(HolderError::Foreign),
                 }
@@ -561,15 +616,17 @@ impl Semaphore {
         p: Priority,
     ) -> Result<Result<Permit, AcquireError>, Corrupt> {
         match &self.store {
-            Store::Untracked(r) => Ok(match each!(r, s => s.acquire_raw_checked(p, false))? {
-                Ok(RawAdmission::Admitted) => Ok(Permit { id: 0 }),
-                // `wait = false` never queues; were it to, leaving is the answer.
-                Ok(RawAdmission::Queued(t)) => {
-                    each!(r, s => s.cancel_checked(t))?;
-                    Err(AcquireError::Rejected(full(self.snapshot())))
-                }
-                Err(rej) => Err(AcquireError::Rejected(rej)),
-            }),
+            Store::Untracked(r) => Ok(
+                match self.count_untracked(each!(r, s => s.acquire_raw_checked(p, false))?, false) {
+                    Ok(RawAdmission::Admitted) => Ok(Permit { id: 0 }),
+                    // `wait = false` never queues; were it to, leaving is the answer.
+                    Ok(RawAdmission::Queued(t)) => {
+                        each!(r, s => s.cancel_checked(t))?;
+                        Err(AcquireError::Rejected(full(self.snapshot())))
+                    }
+                    Err(rej) => Err(AcquireError::Rejected(rej)),
+                },
+            ),
             Store::Tracked(h) => self.again_if_healed(
                 h.try_acquire_checked(p),
                 |r| match r {
@@ -588,13 +645,15 @@ impl Semaphore {
         p: Priority,
     ) -> Result<Result<Acquired, AcquireError>, Corrupt> {
         match &self.store {
-            Store::Untracked(r) => Ok(match each!(r, s => s.acquire_raw_checked(p, true))? {
-                Ok(RawAdmission::Admitted) => Ok(Acquired::Admitted(Permit { id: 0 })),
-                Ok(RawAdmission::Queued(t)) => Ok(Acquired::Queued(Ticket {
-                    id: u64::from(t.id),
-                })),
-                Err(rej) => Err(AcquireError::Rejected(rej)),
-            }),
+            Store::Untracked(r) => Ok(
+                match self.count_untracked(each!(r, s => s.acquire_raw_checked(p, true))?, true) {
+                    Ok(RawAdmission::Admitted) => Ok(Acquired::Admitted(Permit { id: 0 })),
+                    Ok(RawAdmission::Queued(t)) => Ok(Acquired::Queued(Ticket {
+                        id: u64::from(t.id),
+                    })),
+                    Err(rej) => Err(AcquireError::Rejected(rej)),
+                },
+            ),
             Store::Tracked(h) => self.again_if_healed(
                 h.acquire_or_enqueue_checked(p),
                 |r| match r {
@@ -650,7 +709,10 @@ impl Semaphore {
                 };
                 Ok(match each!(r, s => s.poll_checked(c))? {
                     TicketState::Waiting => Ok(Polled::Waiting),
-                    TicketState::Granted => Ok(Polled::Granted(Permit { id: 0 })),
+                    TicketState::Granted => {
+                        self.untracked_totals.granted();
+                        Ok(Polled::Granted(Permit { id: 0 }))
+                    }
                     TicketState::Cancelled => Err(HolderError::UnknownTicket),
                     TicketState::Unknown => Err(HolderError::Foreign),
                 })

@@ -41,8 +41,10 @@
 //! ```
 
 pub mod cell;
+mod totals;
 
 pub use cell::{AcquireError, Acquired, Cancelled, Permit, Polled, SemaphoreCell, Ticket};
+pub use totals::{BulkheadTotals, GaveUp};
 
 #[cfg(not(loom))]
 mod handle;

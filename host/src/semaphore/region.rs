@@ -52,8 +52,8 @@ unsafe impl Shareable for Cell {
     // 0x0202: holder slots name their process in the word that claims them;
     // 0x0203: the release counter waiters sleep on, after the holder table;
     // 0x0204: the core's state word is 64 bits (active, queued, seq);
-    // 0x0205: holder slots name an owner id (pid and start-time tag), and the
-    // heal gate follows the sleepers.
+    // 0x0205: holder slots name an owner id (pid and start-time tag); the
+    // heal gate and the lifetime totals follow the sleepers.
     const LAYOUT_ID: u32 = 0x0205;
     const DESCRIPTION: &'static str = "semaphore (1024 queue slots, 5120 holders)";
     type Config = SemaphoreConfig;
