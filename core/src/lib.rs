@@ -79,7 +79,7 @@ pub use ratio::{PPM, Ratio};
 pub use retry::{
     BUDGET_BUCKETS, Backoff, BackoffConfig, BackoffState, FailedAttempt, GiveUp, Jitter,
     MAX_BACKOFF_STEPS, MILLI, RetryBudget, RetryBudgetConfig, RetryBudgetSnapshot, RetryConfig,
-    RetryDecision, RetryGate, RetryPolicy, RetryThrottle, RetryThrottleConfig,
+    RetryDecision, RetryGate, RetryPolicy, RetryThrottle, RetryThrottleConfig, RetryTotals,
 };
 pub use rng::SplitMix64;
 pub use striped::StripedCounter;

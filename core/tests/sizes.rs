@@ -84,14 +84,15 @@ fn retry_types() {
     // ttl 8 + min u32 (padded to 8) + percent 8
     assert_eq!(size_of::<RetryBudgetConfig>(), 24);
     // head line 128 + 10 archive words of 16 + config 24 + width with its reciprocal 16
-    // + reserve 8 = 336
+    // + reserve 8 = 336, then the totals' own line
     assert_eq!(
         size_of::<RetryBudget>(),
-        round_up(LINE + 10 * 16 + 24 + 16 + 8)
+        round_up(LINE + 10 * 16 + 24 + 16 + 8) + LINE
     );
-    assert_eq!(size_of::<RetryBudget>(), 384);
+    assert_eq!(size_of::<RetryBudget>(), 512);
     assert_eq!(size_of::<RetryThrottleConfig>(), 8);
-    assert_eq!(size_of::<RetryThrottle>(), 16);
+    // tokens 8 + config 8 + two totals of 8
+    assert_eq!(size_of::<RetryThrottle>(), 32);
 }
 
 #[test]

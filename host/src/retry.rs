@@ -64,8 +64,9 @@ pub fn throttle_agreement(c: &RetryThrottleConfig) -> Agreement {
 // else is atomics.
 unsafe impl Shareable for seawall_core::RetryBudget {
     const FAMILY: &'static str = "retry-budget";
-    // 0x0303: the archive's sums for the head epoch, after the archive.
-    const LAYOUT_ID: u32 = 0x0303;
+    // 0x0303: the archive's sums for the head epoch, after the archive;
+    // 0x0304: the lifetime totals, on a line of their own.
+    const LAYOUT_ID: u32 = 0x0304;
     const DESCRIPTION: &'static str = "retry budget";
     type Config = RetryBudgetConfig;
     fn agreement(config: &RetryBudgetConfig) -> Agreement {
@@ -84,7 +85,8 @@ unsafe impl Shareable for seawall_core::RetryBudget {
 // configuration is written only by `new`, the tokens are an atomic.
 unsafe impl Shareable for seawall_core::RetryThrottle {
     const FAMILY: &'static str = "retry-throttle";
-    const LAYOUT_ID: u32 = 0x0302;
+    // 0x0305: the lifetime totals after the configuration.
+    const LAYOUT_ID: u32 = 0x0305;
     const DESCRIPTION: &'static str = "retry throttle";
     type Config = RetryThrottleConfig;
     fn agreement(config: &RetryThrottleConfig) -> Agreement {

@@ -38,6 +38,8 @@ use crate::ratio::{PPM, Ratio};
 use crate::sync::{AtomicU128, Ordering};
 use crate::time::secs;
 
+use super::tally::{RetryTotals, Tally};
+
 /// Buckets of a retry budget's `ttl` (Finagle's `WindowedAdder` uses 10 slices).
 pub const BUDGET_BUCKETS: usize = 10;
 
@@ -155,10 +157,11 @@ impl RetryBudgetSnapshot {
 /// dependency. Every method takes the caller's monotonic `now` in nanoseconds; a
 /// clock that steps back counts as no time passed.
 ///
-/// `size_of::<RetryBudget>()` is 384 bytes on x86-64: the head word on its own
+/// `size_of::<RetryBudget>()` is 512 bytes on x86-64: the head word on its own
 /// 128-byte line, 10 archive words of 16 bytes and the archive's sums (16 bytes),
 /// 24 bytes of configuration, the bucket width with its precomputed reciprocal
-/// (16 bytes) and the reserve (8 bytes), rounded to the 128-byte alignment.
+/// (16 bytes) and the reserve (8 bytes), rounded to the 128-byte alignment, then
+/// the lifetime totals on a line of their own.
 #[repr(C)]
 pub struct RetryBudget {
     head: CachePadded<AtomicU128>,
@@ -170,6 +173,9 @@ pub struct RetryBudget {
     config: RetryBudgetConfig,
     width: Divisor,
     reserve_ppm: u64,
+    /// Withdrawals allowed and refused, on a line of their own: a budget that
+    /// is exhausted under load refuses on every core.
+    tally: CachePadded<Tally>,
 }
 
 impl RetryBudget {
@@ -185,6 +191,7 @@ impl RetryBudget {
             config,
             width: Divisor::new(config.ttl_ns / BUDGET_BUCKETS as u64),
             reserve_ppm: u64::try_from(reserve).unwrap_or(u64::MAX),
+            tally: CachePadded::new(Tally::new()),
         })
     }
 
@@ -253,6 +260,17 @@ impl RetryBudget {
     /// [`MAX_RETRIES`] passes (then nothing was withdrawn and the retry should
     /// not go ahead).
     pub fn try_withdraw_checked(&self, now: u64) -> Result<bool, Corrupt> {
+        self.withdraw(now).map(|allowed| self.tally.count(allowed))
+    }
+
+    /// Withdrawals allowed and refused since the budget was made (in a shared
+    /// region: by every process).
+    #[must_use]
+    pub fn totals(&self) -> RetryTotals {
+        self.tally.read()
+    }
+
+    fn withdraw(&self, now: u64) -> Result<bool, Corrupt> {
         // Invariant: the balance is computed from the `head` value `raw` and the
         // archive slots of the epochs before it, which cannot change while `head`
         // still holds `raw`; the withdrawal commits with a CAS from `raw`, so it

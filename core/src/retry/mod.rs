@@ -4,9 +4,11 @@
 mod backoff;
 mod budget;
 mod decision;
+mod tally;
 mod throttle;
 
 pub use backoff::{Backoff, BackoffConfig, BackoffState, Jitter, MAX_BACKOFF_STEPS};
 pub use budget::{BUDGET_BUCKETS, RetryBudget, RetryBudgetConfig, RetryBudgetSnapshot};
 pub use decision::{FailedAttempt, GiveUp, RetryConfig, RetryDecision, RetryGate, RetryPolicy};
+pub use tally::RetryTotals;
 pub use throttle::{MILLI, RetryThrottle, RetryThrottleConfig};

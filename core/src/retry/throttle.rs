@@ -12,6 +12,8 @@ use crate::corrupt::{Corrupt, MAX_RETRIES};
 use crate::error::{ConfigError, Field, Problem};
 use crate::sync::{AtomicU64, Ordering};
 
+use super::tally::{RetryTotals, Tally};
+
 /// Milli-tokens in one token.
 pub const MILLI: u32 = 1000;
 
@@ -61,11 +63,14 @@ impl Default for RetryThrottleConfig {
 
 /// A lock-free gRPC retry throttle, shared by every call to one server.
 ///
-/// `size_of::<RetryThrottle>()` is 16 bytes.
+/// `size_of::<RetryThrottle>()` is 32 bytes: the tokens, the configuration
+/// and the lifetime totals.
 #[repr(C)]
 pub struct RetryThrottle {
     tokens: AtomicU64,
     config: RetryThrottleConfig,
+    /// Failures after which a retry was allowed, and refused.
+    tally: Tally,
 }
 
 impl RetryThrottle {
@@ -75,6 +80,7 @@ impl RetryThrottle {
         Ok(Self {
             tokens: AtomicU64::new(u64::from(config.max_milli_tokens)),
             config,
+            tally: Tally::new(),
         })
     }
 
@@ -106,7 +112,14 @@ impl RetryThrottle {
     /// not go ahead).
     pub fn record_failure_checked(&self) -> Result<bool, Corrupt> {
         let after = self.update(|t| t.saturating_sub(u64::from(MILLI)))?;
-        Ok(self.allows(after))
+        Ok(self.tally.count(self.allows(after)))
+    }
+
+    /// Failures after which a retry was allowed, and refused, since the
+    /// throttle was made (in a shared region: by every process).
+    #[must_use]
+    pub fn totals(&self) -> RetryTotals {
+        self.tally.read()
     }
 
     /// A call succeeded: add `token_ratio`, up to `max_tokens`.
