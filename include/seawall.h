@@ -287,7 +287,8 @@ typedef uint32_t seawall_jitter;
  */
 typedef struct seawall_backoff_config {
   /**
-   * Delay before the first retry (ns, ≥ 1). Default 100 ms.
+   * Delay before the first retry (ns; 0 makes every delay 0: retry at once).
+   * Default 100 ms.
    */
   uint64_t base_ns;
   /**

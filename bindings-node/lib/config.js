@@ -91,7 +91,8 @@ function breakerConfig(o) {
       throw configError('window.kind', `must be 'count' or 'time', not ${JSON.stringify(w.kind)}`);
     }
   }
-  c.minimumCalls = number(o, 'minimumCalls', 'minimumCalls', { min: 1, integer: true });
+  // The core's u32: a larger count would saturate to 2^32 − 1 unseen (Python refuses it too).
+  c.minimumCalls = number(o, 'minimumCalls', 'minimumCalls', { min: 1, integer: true, max: 2 ** 32 - 1 });
   c.failureRateThreshold = number(o, 'failureRateThreshold', 'failureRateThreshold', { max: 100, nullable: true });
   c.slowCallRateThreshold = number(o, 'slowCallRateThreshold', 'slowCallRateThreshold', { max: 100 });
   c.slowCallDurationMs = number(o, 'slowCallDurationMs', 'slowCallDurationMs', { nullable: true });

@@ -11,7 +11,7 @@
 
 const { binding, fast } = require('./native');
 const { SeawallError, codes, configError, abortedError, fromNative, sharedOpenError } = require('./errors');
-const { only, number, clockMs, isPlainObject } = require('./config');
+const { only, number, clockMs, isPlainObject, name: nameOption } = require('./config');
 const { checkSignal, listen } = require('./abort');
 const { callOptions } = require('./call');
 const { LongTimer } = require('./timers');
@@ -33,9 +33,11 @@ function checkKey(key) {
   throw configError('key', 'must be a string or a safe integer');
 }
 
-function cellsOf(n) {
+function cellsOf(n, burst) {
   if (n === undefined) return 1;
   if (typeof n !== 'number' || !Number.isInteger(n)) throw configError('n', 'must be a whole number of cells');
+  // Said here: the native side reads a negative count as 0 ("must not be zero").
+  if (n < 0) throw configError('n', `must be between 1 and ${burst}, not ${n}`);
   return n;
 }
 
@@ -69,6 +71,8 @@ class RateLimiter extends SafeEmitter {
     if (shared !== undefined && (typeof shared !== 'string' || shared === '')) {
       throw configError('shared', 'must be a non-empty region name');
     }
+    // Checked before the native limiter (maybe a region of /dev/shm) is made.
+    const name = nameOption(options, shared);
     try {
       this._token = binding.rateLimiterNew({ rate, perMs: perMs === undefined ? 1000 : perMs, burst }, keyed, shared);
     } catch (e) {
@@ -76,9 +80,10 @@ class RateLimiter extends SafeEmitter {
     }
     this._h = binding.handleOf(this._token);
     this._keyed = keyed;
+    this._burst = burst;
     this._shared = shared;
     this.maxWaitMs = maxWaitMs === undefined ? Infinity : maxWaitMs;
-    this.name = options.name !== undefined ? options.name : shared;
+    this.name = name;
     this._counts = { admitted: 0, rejected: 0 };
   }
 
@@ -107,7 +112,7 @@ class RateLimiter extends SafeEmitter {
    * 1..burst throws EINVALIDCONFIG (no wait would admit it).
    */
   take(n, options) {
-    const cells = cellsOf(n);
+    const cells = cellsOf(n, this._burst);
     let r;
     try {
       if (options === undefined && !this._keyed) {
@@ -154,7 +159,7 @@ class RateLimiter extends SafeEmitter {
       const t = number(o, 'timeoutMs', 'timeoutMs', { min: 0, infinite: true });
       limit = t === undefined ? Infinity : t;
       if (this._keyed) checkKey(o.key);
-      cellsOf(n);
+      cellsOf(n, this._burst);
     } catch (e) {
       return Promise.reject(e);
     }

@@ -47,6 +47,8 @@ class SharedNative {
     if (!isPlainObject(options)) throw configError('options', 'must be an object');
     const cfg = toConfig(options);
     const shared = sharedName(options);
+    // Checked before the native object (maybe a region of /dev/shm) is opened.
+    const name = nameOption(options, shared);
     try {
       this._token = open(cfg, shared);
     } catch (e) {
@@ -54,7 +56,7 @@ class SharedNative {
     }
     this._h = binding.handleOf(this._token);
     this._shared = shared;
-    this.name = options.name !== undefined ? options.name : shared;
+    this.name = name;
   }
 
   /** Whether this object lives in a region shared by the processes of the host. */

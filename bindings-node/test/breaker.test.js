@@ -184,6 +184,9 @@ test('invalid options throw EINVALIDCONFIG naming the option', () => {
     [{ window: { kind: 'time', buckets: 129 } }, 'window.buckets'],
     [{ window: { kind: 'sliding' } }, 'window.kind'],
     [{ minimumCalls: 0 }, 'minimumCalls'],
+    // Past the core's u32 (Python refuses these too): not silently 2^32 − 1.
+    [{ minimumCalls: 2 ** 32 }, 'minimumCalls'],
+    [{ minimumCalls: 1e300 }, 'minimumCalls'],
     [{ openDurationMs: 1000, maxOpenDurationMs: 10 }, 'maxOpenDurationMs'],
     [{ halfOpenMaxCalls: 5000 }, 'halfOpenMaxCalls'],
     [{ openDurationMs: 'soon' }, 'openDurationMs'],
@@ -197,6 +200,8 @@ test('invalid options throw EINVALIDCONFIG naming the option', () => {
       return true;
     });
   }
+  assert.throws(() => new CircuitBreaker({ minimumCalls: 1e300 }), { message: 'invalid minimumCalls: must be at most 4294967295, not 1e+300' });
+  assert.ok(new CircuitBreaker({ minimumCalls: 2 ** 32 - 1 }));
 });
 
 test('ECIRCUITOPEN.retryAfterMs of a 100-day open duration says 100 days, as metrics() does', async () => {

@@ -356,14 +356,24 @@ const RUNNERS = {
   rate_limiter: runRateLimiter,
 };
 
-/** Run one scenario file: `{ id, verdict: 'PASS'|'FAIL'|'SKIP', message }`. */
+/** What was thrown, as a line: the message of an Error, else the value itself. */
+const describe = (e) => (e instanceof Error ? e.message : `threw ${typeof e === 'symbol' ? e.toString() : String(e)}`);
+
+/**
+ * Run one scenario file: `{ id, verdict: 'PASS'|'FAIL'|'SKIP', message }`.
+ * Whatever goes wrong in it (a bad file, a crash of the package or of this
+ * runner) is its FAIL, never an exception: the scenarios after it still run.
+ */
 function runFile(file) {
   const id = path.basename(file, '.json');
   let sc;
   try {
     sc = JSON.parse(fs.readFileSync(file, 'utf8'));
   } catch (e) {
-    return { id, verdict: 'FAIL', message: `malformed: ${e.message}` };
+    return { id, verdict: 'FAIL', message: `malformed: ${describe(e)}` };
+  }
+  if (sc === null || typeof sc !== 'object' || Array.isArray(sc)) {
+    return { id, verdict: 'FAIL', message: 'malformed: a scenario is a JSON object' };
   }
   const kinds = Object.keys(RUNNERS).filter((k) => sc[k] !== undefined);
   if (kinds.length !== 1) {
@@ -374,7 +384,7 @@ function runFile(file) {
     RUNNERS[kinds[0]](sc);
     return { id, verdict: 'PASS' };
   } catch (e) {
-    return { id, verdict: 'FAIL', message: e.message };
+    return { id, verdict: 'FAIL', message: describe(e) };
   }
 }
 
@@ -382,7 +392,14 @@ function runFile(file) {
 function runAll(dirs = scenarioDirs()) {
   const results = [];
   for (const dir of dirs) {
-    const files = fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
+    let files;
+    try {
+      files = fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
+    } catch (e) {
+      // A folder that cannot be read fails, and the other folders still run.
+      results.push({ dir, id: dir, verdict: 'FAIL', message: `cannot read the scenario folder: ${describe(e)}` });
+      continue;
+    }
     for (const f of files) results.push({ dir, ...runFile(path.join(dir, f)) });
   }
   return results;

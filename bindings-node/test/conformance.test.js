@@ -33,3 +33,24 @@ test('a scenario whose expectation is wrong FAILs with the step', (t) => {
   assert.equal(r.verdict, 'FAIL');
   assert.match(r.message, /^step 2 \(0-based\): expected "closed", got "open"/);
 });
+
+test('a scenario that crashes FAILs alone: the scenarios and folders after it still run', (t) => {
+  const dir = fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'seawall-cases-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  // `null` is valid JSON but no scenario: reading a primitive's key of it threw
+  // a TypeError out of the runner, and nothing after it was reported.
+  fs.writeFileSync(path.join(dir, 'a-null.json'), 'null');
+  fs.writeFileSync(path.join(dir, 'b-deadline.json'), JSON.stringify({
+    name: 'runs after the crash', deadline: { total_ms: 100 }, steps: [{ at_ms: 0, expect_remaining_ms: 100 }],
+  }));
+  const missing = path.join(dir, 'no-such-folder');
+  const results = runAll([dir, missing, dir]).map((r) => [r.id, r.verdict, r.message]);
+  assert.deepEqual(results, [
+    ['a-null', 'FAIL', 'malformed: a scenario is a JSON object'],
+    ['b-deadline', 'PASS', undefined],
+    [missing, 'FAIL', results[2][2]],
+    ['a-null', 'FAIL', 'malformed: a scenario is a JSON object'],
+    ['b-deadline', 'PASS', undefined],
+  ]);
+  assert.match(results[2][2], /^cannot read the scenario folder: ENOENT/);
+});

@@ -52,6 +52,8 @@ test('invalid options and cell counts are EINVALIDCONFIG naming the field', () =
     [{ rate: 10, burst: 0 }, 'burst'], [{ rate: 10, burst: 2 ** 32 }, 'burst'],
     [{ rate: 2000, perMs: 0.001 }, 'rate'], // T = 1000 ns / 2000 < 1 ns
     [{ rate: 10, keyed: 'yes' }, 'keyed'], [{ rate: 10, maxWaitMs: -1 }, 'maxWaitMs'], [{ rate: 10, speed: 1 }, 'speed'],
+    // A name is a non-empty string, as for every other class.
+    [{ rate: 10, name: 5 }, 'name'], [{ rate: 10, name: '' }, 'name'], [{ rate: 10, name: {} }, 'name'],
   ];
   for (const [options, field] of bad) {
     assert.throws(() => new RateLimiter(options), (e) => isSeawallError(e, 'EINVALIDCONFIG') && e.field === field, JSON.stringify(options));
@@ -61,6 +63,9 @@ test('invalid options and cell counts are EINVALIDCONFIG naming the field', () =
   assert.throws(() => l.take(4), { code: 'EINVALIDCONFIG', field: 'n', message: 'invalid n: must be between 1 and 3' });
   assert.throws(() => l.take(2 ** 40), { code: 'EINVALIDCONFIG', field: 'n' });
   assert.throws(() => l.take(1.5), { code: 'EINVALIDCONFIG', field: 'n' });
+  // A negative count says the range and the count given, not "must not be zero".
+  assert.throws(() => l.take(-1), { code: 'EINVALIDCONFIG', field: 'n', message: 'invalid n: must be between 1 and 3, not -1' });
+  assert.throws(() => l.tryAcquire(-2), { code: 'EINVALIDCONFIG', field: 'n', message: 'invalid n: must be between 1 and 3, not -2' });
   assert.throws(() => l.take(1, { key: 'a' }), { code: 'EINVALIDCONFIG', field: 'key' });
   assert.equal(l.take(3), 0); // nothing was taken by the refusals
 });

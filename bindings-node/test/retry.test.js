@@ -171,3 +171,15 @@ test('invalid retry options throw EINVALIDCONFIG', () => {
   assert.throws(() => new RetryThrottle({ shared: 7 }), { code: 'EINVALIDCONFIG', field: 'shared' });
   assert.throws(() => new RetryThrottle({ shared: 'a b' }), { code: 'EINVALIDCONFIG', field: 'shared' });
 });
+
+test('RetryBudget and RetryThrottle refuse a name that is not a non-empty string, as the other classes do', () => {
+  for (const make of [(o) => new RetryBudget(o), (o) => new RetryThrottle(o)]) {
+    for (const bad of [5, '', {}, null, true]) {
+      assert.throws(() => make({ name: bad }), {
+        code: 'EINVALIDCONFIG', field: 'name', message: 'invalid name: must be a non-empty string',
+      }, String(bad));
+    }
+    assert.equal(make({ name: 'payments' }).name, 'payments');
+    assert.equal(make({}).name, undefined);
+  }
+});

@@ -4,7 +4,7 @@
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyType;
-use seawall_core::{ConfigError, Field};
+use seawall_core::{ConfigError, Field, Problem};
 
 const MODULE: &str = "seawall._errors";
 
@@ -54,12 +54,46 @@ pub fn config_error(py: Python<'_>, field: &str, message: &str) -> PyErr {
     raise(py, &CONFIG, "SeawallConfigError", (message, field))
 }
 
+/// Whether the core keeps `field` in nanoseconds, which Python users give in
+/// seconds.
+const fn is_duration(field: Field) -> bool {
+    matches!(
+        field,
+        Field::WindowBucketWidth
+            | Field::SlowCallDuration
+            | Field::OpenDuration
+            | Field::MaxOpenDuration
+            | Field::HalfOpenMaxWait
+            | Field::DeadlineTotal
+            | Field::BackoffBase
+            | Field::BackoffMax
+            | Field::RetryBudgetTtl
+            | Field::HealthBucketWidth
+            | Field::DegradedP99
+            | Field::UnhealthyP99
+            | Field::RatePeriod
+    )
+}
+
 /// A core [`ConfigError`] as `SeawallConfigError`, naming the Python field.
 pub fn from_config(py: Python<'_>, e: ConfigError) -> PyErr {
     let field = field_name(e.field);
-    let text = e.to_string();
-    // The core names the field in DESIGN terms; say it as the user wrote it.
-    let text = text.replacen(e.field.name(), field, 1);
+    // The core names fields in DESIGN terms and durations in nanoseconds; say
+    // both as the user wrote them: the keyword and seconds.
+    let text = match e.problem {
+        Problem::OutOfRange { min, max } if is_duration(e.field) => format!(
+            "invalid {field}: must be between {} and {} seconds",
+            crate::time::ns_to_secs(min),
+            crate::time::ns_to_secs(max)
+        ),
+        Problem::BelowField(other) => {
+            format!(
+                "invalid {field}: must not be less than {}",
+                field_name(other)
+            )
+        }
+        _ => e.to_string().replacen(e.field.name(), field, 1),
+    };
     config_error(py, field, &text)
 }
 

@@ -51,6 +51,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(retry::splitmix64, m)?)?;
     m.add("COUNT_WINDOW_CAPACITY", breaker::COUNT_CAPACITY)?;
     m.add("TIME_WINDOW_CAPACITY", breaker::TIME_CAPACITY)?;
+    m.add(
+        "TIME_WINDOW_MIN_BUCKET_WIDTH_NS",
+        seawall_core::TimeWindow::<{ breaker::TIME_CAPACITY }>::MIN_BUCKET_WIDTH_NS,
+    )?;
     m.add("QUEUE_CAPACITY", bulkhead::QUEUE_CAPACITY)?;
     m.add("HEALTH_BUCKETS", deadline::HEALTH_BUCKETS)?;
     m.add("REGION_LAYOUT_VERSION", seawall_host::REGION_LAYOUT_VERSION)?;

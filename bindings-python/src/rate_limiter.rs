@@ -129,7 +129,17 @@ impl RateLimiter {
         key: Option<u64>,
         key_bytes: Option<&[u8]>,
     ) -> PyResult<Option<f64>> {
-        let cells = u32::try_from(n).unwrap_or(if n < 0 { 0 } else { u32::MAX });
+        if n < 0 {
+            // Clamped to 0 it would be refused as "must not be zero", which is
+            // not what the caller passed.
+            let burst = self.config().burst;
+            return Err(errors::config_error(
+                py,
+                "n",
+                &format!("invalid n: must be between 1 and {burst}, got {n}"),
+            ));
+        }
+        let cells = u32::try_from(n).unwrap_or(u32::MAX);
         let now = self.clock.now(py)?;
         let key = match (&self.store, key_bytes) {
             (Store::Keyed(k), Some(b)) => Some(key_of_bytes(k.key_seed(), b)),

@@ -433,15 +433,27 @@ def run_file(path: Path) -> Tuple[str, str, str]:
         return sid, "FAIL", str(e)
     except (Malformed, KeyError, ValueError, TypeError) as e:
         return sid, "FAIL", f"malformed or unsupported: {type(e).__name__}: {e}"
+    except Exception as e:  # noqa: BLE001 - a crash fails this scenario alone
+        # Any other error (a bug of the runner or of the package) fails this
+        # scenario; the ones after it must still run and be reported.
+        return sid, "FAIL", f"crashed: {type(e).__name__}: {e}"
     return sid, "PASS", ""
 
 
 def main(argv: List[str]) -> int:
     counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
-    for path in scenario_files(scenario_dirs(argv)):
-        sid, verdict, why = run_file(path)
-        counts[verdict] += 1
-        print(f"{verdict} {sid}" + (f": {why}" if why else ""))
+    for d in scenario_dirs(argv):
+        try:
+            files = scenario_files([d])
+        except OSError as e:
+            # A folder that cannot be read fails; the other folders still run.
+            counts["FAIL"] += 1
+            print(f"FAIL {d}: cannot read the scenario folder: {e}")
+            continue
+        for path in files:
+            sid, verdict, why = run_file(path)
+            counts[verdict] += 1
+            print(f"{verdict} {sid}" + (f": {why}" if why else ""))
     print(f"{counts['PASS']} passed, {counts['FAIL']} failed, {counts['SKIP']} skipped")
     return 1 if counts["FAIL"] else 0
 

@@ -101,13 +101,30 @@ def test_invalid_configs_name_the_argument(kw, field):
 def test_cells_outside_one_to_burst_are_config_errors():
     rl = ten_per_second(Clock())
     for n, message in [(0, "invalid n: must not be zero"), (4, "invalid n: must be between 1 and 3"),
-                       (2**70, "invalid n: must be between 1 and 3"), (-5, "invalid n: must not be zero")]:
+                       (2**70, "invalid n: must be between 1 and 3"), (-5, "invalid n: must be between 1 and 3, got -5"),
+                       (-2**70, f"invalid n: must be between 1 and 3, got {-2**70}")]:
         with pytest.raises(seawall.SeawallConfigError) as e:
             rl.try_acquire(n)
         assert (str(e.value), e.value.field) == (message, "n")
     with pytest.raises(TypeError):
         rl.try_acquire(1.0)
     assert rl.try_acquire(3)
+
+
+def test_a_negative_count_of_cells_is_named_as_given_by_every_way_in():
+    # -1 is no count of cells: the error says the range and the -1, never "must
+    # not be zero" (what a count clamped at 0 would say).
+    rl = ten_per_second(Clock())
+    keyed = seawall.RateLimiter(10, burst=3, keyed=True, clock=Clock())
+    for take in (rl.take, rl.acquire, keyed.for_key("a").take, lambda n: keyed.take(n, key=7)):
+        with pytest.raises(seawall.SeawallConfigError) as e:
+            take(-1)
+        assert (str(e.value), e.value.field) == ("invalid n: must be between 1 and 3, got -1", "n")
+    native = getattr(rl, "_native")
+    with pytest.raises(seawall.SeawallConfigError) as e:
+        native.take(-1)
+    assert str(e.value) == "invalid n: must be between 1 and 3, got -1"
+    assert rl.take(3) is None  # nothing was taken by the refusals
 
 
 def test_acquire_sleeps_exactly_the_retry_after():

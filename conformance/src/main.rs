@@ -4,13 +4,36 @@
 //! seawall-core. Prints `PASS`/`FAIL`/`SKIP` per scenario and a summary; exits 1 on
 //! any failure or malformed file.
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::Path;
 use std::process::ExitCode;
 
 use seawall_conformance::run_file;
 use seawall_conformance::scenario::{Verdict, scenario_dirs, scenario_files};
 
+/// `run(file)` ([`run_file`]), with a panic (a bug in the runner or the core)
+/// reported as that scenario's failure, so the scenarios after it still run and
+/// are reported.
+fn run_caught(file: &Path, run: impl FnOnce(&Path) -> (String, Verdict)) -> (String, Verdict) {
+    catch_unwind(AssertUnwindSafe(|| run(file))).unwrap_or_else(|panic| {
+        let id = file
+            .file_stem()
+            .map_or_else(|| "?".into(), |s| s.to_string_lossy().into_owned());
+        let why = panic
+            .downcast_ref::<String>()
+            .cloned()
+            // `panic!("literal")` carries a `&str`, not a `String`.
+            .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+            .unwrap_or_else(|| "a panic without a message".into());
+        (id, Verdict::Fail(format!("crashed: {why}")))
+    })
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    // A panic is reported as its scenario's FAIL line; keep the hook's own
+    // output from interleaving with the report.
+    std::panic::set_hook(Box::new(|_| {}));
     let (mut passed, mut failed, mut skipped) = (0u32, 0u32, 0u32);
     for dir in scenario_dirs(&args) {
         let files = match scenario_files(&dir) {
@@ -22,7 +45,7 @@ fn main() -> ExitCode {
             }
         };
         for file in files {
-            match run_file(&file) {
+            match run_caught(&file, run_file) {
                 (id, Verdict::Pass) => {
                     passed += 1;
                     println!("PASS {id}");
@@ -43,5 +66,30 @@ fn main() -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_scenario_that_panics_fails_alone() {
+        let file = Path::new("cases/backoff-x.json");
+        let (id, v) = run_caught(file, |_| panic!("boom"));
+        assert_eq!(id, "backoff-x");
+        assert!(
+            matches!(&v, Verdict::Fail(why) if why == "crashed: boom"),
+            "{v:?}"
+        );
+        let n = 3;
+        let (_, v) = run_caught(file, |_| panic!("step {n} broke"));
+        assert!(
+            matches!(&v, Verdict::Fail(why) if why == "crashed: step 3 broke"),
+            "{v:?}"
+        );
+        let (id, v) = run_caught(file, |_| ("ok".into(), Verdict::Pass));
+        assert_eq!(id, "ok");
+        assert!(matches!(v, Verdict::Pass));
     }
 }

@@ -5,10 +5,10 @@
 
 use seawall_core::time::{millis, secs};
 use seawall_core::{
-    Backoff, BackoffConfig, ConfigError, FailedAttempt, Field, GiveUp, Health, HealthConfig,
-    HealthStatus, Jitter, MAX_BACKOFF_STEPS, Priority, PriorityShares, Problem, Ratio, RetryBudget,
-    RetryBudgetConfig, RetryConfig, RetryDecision, RetryGate, RetryPolicy, RetryThrottle,
-    RetryThrottleConfig, Semaphore, SemaphoreConfig,
+    Backoff, BackoffConfig, BackoffState, ConfigError, FailedAttempt, Field, GiveUp, Health,
+    HealthConfig, HealthStatus, Jitter, MAX_BACKOFF_STEPS, Priority, PriorityShares, Problem,
+    Ratio, RetryBudget, RetryBudgetConfig, RetryConfig, RetryDecision, RetryGate, RetryPolicy,
+    RetryThrottle, RetryThrottleConfig, Semaphore, SemaphoreConfig,
 };
 
 fn failed(attempt: u32) -> FailedAttempt {
@@ -228,14 +228,99 @@ fn proportional_and_decorrelated_jitter_stay_in_their_ranges() {
 }
 
 #[test]
+fn zero_base_gives_zero_delays_for_every_jitter() {
+    // DESIGN §4: "base 0 is valid and gives zero delays (retry at once)". 0 times
+    // any multiplier is 0, every jitter's range around 0 is [0, 0], and the
+    // decorrelated range [base, 3·0] is [0, 0] too.
+    let jitters = [
+        Jitter::None,
+        Jitter::Full,
+        Jitter::Equal,
+        Jitter::Decorrelated,
+        Jitter::PROPORTIONAL,
+        Jitter::Proportional {
+            factor: Ratio::from_ppm(1_000_000),
+        },
+    ];
+    let shapes = [
+        // (multiplier ppm, cap ns): the default, a constant, a huge multiplier
+        // uncapped (0 · m must not saturate), and a zero cap.
+        (2_000_000, secs(10)),
+        (1_000_000, secs(10)),
+        (u64::MAX, u64::MAX),
+        (3_000_000, 0),
+    ];
+    for jitter in jitters {
+        for (multiplier_ppm, max_ns) in shapes {
+            let b = Backoff::new(BackoffConfig {
+                base_ns: 0,
+                multiplier: Ratio::from_ppm(multiplier_ppm),
+                max_ns,
+                jitter,
+            })
+            .unwrap_or_else(|e| panic!("{jitter:?} ×{multiplier_ppm} ppm cap {max_ns}: {e}"));
+            for attempt in [0, 1, 2, 3, 64, u32::MAX] {
+                assert_eq!(b.exponential(attempt), 0, "{jitter:?} exp({attempt})");
+                for random in [0, 1, u64::MAX / 2, u64::MAX] {
+                    assert_eq!(
+                        b.delay(attempt, 0, random),
+                        0,
+                        "{jitter:?} attempt {attempt}"
+                    );
+                }
+            }
+            // A previous delay handed in from elsewhere does not make a zero
+            // base wait (decorrelated jitter would otherwise draw U[0, 3·previous]).
+            assert_eq!(b.delay(5, secs(1), u64::MAX), 0, "{jitter:?}");
+            // A retry loop's state: every delay 0, and the server's Retry-After
+            // still raises it.
+            let mut state = BackoffState::new(7);
+            assert_eq!(state.next_delay(&b, None), 0);
+            assert_eq!(state.next_delay(&b, None), 0);
+            assert_eq!(state.next_delay(&b, Some(millis(250))), millis(250));
+            assert_eq!(
+                state.next_delay(&b, None),
+                0,
+                "{jitter:?} after a Retry-After"
+            );
+        }
+    }
+    // The cap still may not be below the base; with base 0 no cap is.
+    let below = Backoff::new(BackoffConfig {
+        base_ns: 1,
+        max_ns: 0,
+        ..BackoffConfig::DEFAULT
+    });
+    assert_eq!(below.unwrap_err().field, Field::BackoffMax);
+    // The retry decision sleeps 0 and still counts attempts: attempt 3 of 3 is the last.
+    let p = RetryPolicy::new(RetryConfig {
+        backoff: BackoffConfig {
+            base_ns: 0,
+            ..BackoffConfig::DEFAULT
+        },
+        max_attempts: 3,
+    })
+    .unwrap();
+    let r = |a| {
+        p.decide(
+            &FailedAttempt {
+                random: u64::MAX,
+                ..failed(a)
+            },
+            RetryGate::None,
+            0,
+        )
+    };
+    assert_eq!(r(1), RetryDecision::Retry { delay_ns: 0 });
+    assert_eq!(r(2), RetryDecision::Retry { delay_ns: 0 });
+    assert_eq!(r(3), RetryDecision::GiveUp(GiveUp::MaxAttempts));
+}
+
+#[test]
 #[allow(clippy::too_many_lines, reason = "one table of cases per primitive")]
 fn bad_configs_are_refused_with_the_field_named() {
     let d = BackoffConfig::DEFAULT;
     let field = |r: Result<Backoff, ConfigError>| r.unwrap_err().field;
-    assert_eq!(
-        field(Backoff::new(BackoffConfig { base_ns: 0, ..d })),
-        Field::BackoffBase
-    );
     assert_eq!(
         field(Backoff::new(BackoffConfig {
             multiplier: Ratio::from_ppm(999_999),

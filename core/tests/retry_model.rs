@@ -54,7 +54,7 @@ proptest! {
 
     #[test]
     fn backoff_matches_model(
-        base in prop_oneof![1u64..1_000, 1_000_000u64..1_000_000_000, Just(u64::MAX / 2)],
+        base in prop_oneof![Just(0u64), 1u64..1_000, 1_000_000u64..1_000_000_000, Just(u64::MAX / 2)],
         m in multiplier(),
         extra in prop_oneof![Just(0u64), 1u64..1_000_000_000_000, Just(u64::MAX)],
         j in jitter(),
@@ -80,7 +80,7 @@ proptest! {
 
     #[test]
     fn backoff_state_walks_the_model_sequence(
-        base in 1u64..10_000_000,
+        base in prop_oneof![Just(0u64), 1u64..10_000_000],
         m in multiplier(),
         extra in 0u64..10_000_000_000,
         j in jitter(),

@@ -965,6 +965,8 @@ fn run_scenario(api: &Api, path: &Path) -> (String, Verdict) {
             panic
                 .downcast_ref::<String>()
                 .cloned()
+                // `panic!("literal")` carries a `&str`, not a `String`.
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
                 .unwrap_or_else(|| "panicked".into()),
         ),
     };

@@ -27,7 +27,7 @@ from typing import (
 from . import _listeners, _native, _numbers, _registry
 from ._callables import guard_async_gen, is_async_callable, refuse_method_descriptor
 from ._classify import ExceptionSpec, classifier
-from ._seconds import Seconds, to_ns
+from ._seconds import NS_MAX, Seconds, to_ns
 from ._stack import HeldStack
 
 __all__ = ["CircuitBreaker", "CountWindow", "TimeWindow", "State", "Permit", "Listener", "CallListener", "EXPORT_VERSION"]
@@ -66,7 +66,7 @@ class TimeWindow:
     """A time-based sliding window of ``duration`` seconds in ``buckets`` buckets
     (resilience4j ``TIME_BASED``): the current partial bucket plus the
     ``buckets - 1`` before it. ``1 <= buckets <= 128``; a bucket is at least
-    1 ms wide."""
+    0.1 ms wide (``duration`` at least ``buckets * 0.0001`` seconds)."""
 
     duration: Seconds = 10.0
     buckets: int = 10
@@ -75,6 +75,52 @@ class TimeWindow:
     def bucket_width(self) -> float:
         """Seconds per bucket."""
         return _numbers.duration(self.duration, "window.duration") / self.buckets if self.buckets > 0 else 0.0
+
+
+def _window_bucket_width(duration: Any, buckets: int) -> float:
+    """The bucket width (seconds) of a time window of ``duration`` seconds in
+    ``buckets`` buckets, its range checked here so that the error names
+    ``window.duration``, the keyword the user gave, in seconds (the native side
+    knows only the width, in nanoseconds). A bad ``buckets`` is left to the
+    native side, which names it."""
+    seconds = _numbers.duration(duration, "window.duration")
+    to_ns(seconds, "window.duration")  # negative, NaN, infinite: named as the duration
+    if not 1 <= buckets <= _native.TIME_WINDOW_CAPACITY:
+        return 0.0
+    width = seconds / buckets
+    lo_ns, hi_ns = _native.TIME_WINDOW_MIN_BUCKET_WIDTH_NS, NS_MAX // buckets
+    if not lo_ns <= to_ns(width, "window.duration") <= hi_ns:
+        raise _numbers.config_error(
+            "window.duration",
+            f"must be between {lo_ns * buckets / 1e9} and {hi_ns * buckets / 1e9} seconds for "
+            f"{buckets} buckets (a bucket {lo_ns / 1e9} to {hi_ns / 1e9} seconds wide), got {seconds}",
+        )
+    return width
+
+
+#: ``CircuitBreaker(max_open_duration=...)`` left out (DESIGN §3: 5 minutes).
+_DEFAULT_MAX_OPEN_DURATION = 300.0
+
+
+def _open_durations(open_duration: Any, max_open_duration: Any) -> Tuple[float, Optional[float]]:
+    """``open_duration`` and ``max_open_duration`` in seconds, checked against
+    each other here so that the error names the one the user set: an open
+    duration above the default cap is the open duration's fault (the user may
+    never have heard of the cap), any other conflict the cap's."""
+    open_s = _numbers.duration(open_duration, "open_duration")
+    max_s = _numbers.opt(_numbers.duration, max_open_duration, "max_open_duration")
+    # Compared in nanoseconds, as the core compares them.
+    if max_s is not None and to_ns(open_s, "open_duration") > to_ns(max_s, "max_open_duration"):
+        if max_s == _DEFAULT_MAX_OPEN_DURATION:
+            raise _numbers.config_error(
+                "open_duration",
+                f"must not be more than max_open_duration ({max_s} seconds by default: give a larger "
+                f"max_open_duration, or None for no cap), got {open_s}",
+            )
+        raise _numbers.config_error(
+            "max_open_duration", f"must not be less than open_duration ({open_s} seconds), got {max_s}"
+        )
+    return open_s, max_s
 
 
 Listener = Callable[["CircuitBreaker", State, State], None]
@@ -240,7 +286,7 @@ class CircuitBreaker(_native.BreakerScope):
         consecutive_failures: Optional[int] = None,
         open_duration: Seconds = 30.0,
         open_backoff_multiplier: float = 1.0,
-        max_open_duration: Optional[Seconds] = 300.0,
+        max_open_duration: Optional[Seconds] = _DEFAULT_MAX_OPEN_DURATION,
         open_jitter_factor: float = 0.0,
         half_open_max_calls: int = 1,
         half_open_success_threshold: int = 1,
@@ -267,13 +313,11 @@ class CircuitBreaker(_native.BreakerScope):
             kind, size, width = "count", _numbers.whole(window.size, "window.size"), 0.0
         elif isinstance(window, TimeWindow):
             size = _numbers.whole(window.buckets, "window.buckets")
-            # Checked as the user's duration (a negative, NaN or infinite one names it,
-            # not the bucket width made of it); the native side checks the width's range.
-            to_ns(window.duration, "window.duration")
-            kind, width = "time", _numbers.duration(window.duration, "window.duration") / size if size > 0 else 0.0
+            kind, width = "time", _window_bucket_width(window.duration, size)
         else:
             raise _numbers.config_error("window", f"must be a CountWindow or a TimeWindow, got {window!r}")
         real, whole, secs = _numbers.real, _numbers.whole, _numbers.duration
+        open_s, max_open_s = _open_durations(open_duration, max_open_duration)
         self._native = _native.Breaker(
             window_kind=kind,
             window_size=size,
@@ -283,9 +327,9 @@ class CircuitBreaker(_native.BreakerScope):
             slow_call_rate_threshold=real(slow_call_rate_threshold, "slow_call_rate_threshold"),
             slow_call_duration=opt(secs, slow_call_duration, "slow_call_duration"),
             consecutive_failures=opt(whole, consecutive_failures, "consecutive_failures"),
-            open_duration=secs(open_duration, "open_duration"),
+            open_duration=open_s,
             open_backoff_multiplier=real(open_backoff_multiplier, "open_backoff_multiplier"),
-            max_open_duration=opt(secs, max_open_duration, "max_open_duration"),
+            max_open_duration=max_open_s,
             open_jitter_factor=real(open_jitter_factor, "open_jitter_factor"),
             half_open_max_calls=whole(half_open_max_calls, "half_open_max_calls"),
             half_open_success_threshold=whole(half_open_success_threshold, "half_open_success_threshold"),

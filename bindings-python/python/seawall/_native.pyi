@@ -31,6 +31,7 @@ __all__ = [
     "SHARED_SUPPORTED",
     "STALE_CACHE_MAX_ENTRIES",
     "TIME_WINDOW_CAPACITY",
+    "TIME_WINDOW_MIN_BUCKET_WIDTH_NS",
     "config_fields",
     "monotonic",
     "splitmix64",
@@ -38,6 +39,7 @@ __all__ = [
 
 COUNT_WINDOW_CAPACITY: int
 TIME_WINDOW_CAPACITY: int
+TIME_WINDOW_MIN_BUCKET_WIDTH_NS: int
 QUEUE_CAPACITY: int
 HEALTH_BUCKETS: int
 REGION_LAYOUT_VERSION: int

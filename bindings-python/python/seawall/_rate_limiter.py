@@ -193,10 +193,14 @@ class RateLimiter:
     def _take(self, n: int, key: Any) -> Optional[float]:
         if isinstance(n, bool) or not isinstance(n, int):
             raise TypeError(f"n must be a whole number of cells, got {n!r}")
+        if n < 0:
+            # Said here, with the user's own number: clamped for the native side
+            # below, it would read as some other count (or as zero).
+            raise _numbers.config_error("n", f"must be between 1 and {self.burst}, got {n}")
         word, raw = (None, None) if key is None else key_word(key)
         # Past u32 no count of cells is valid: the native side refuses it,
         # naming the range, without overflowing its i64.
-        return self._native.take(min(max(n, -1), 2**32), word, raw)
+        return self._native.take(min(n, 2**32), word, raw)
 
     def try_acquire(self, n: int = 1, *, key: Any = None) -> bool:
         """Take ``n`` cells now if the rate allows: ``True`` (taken) or

@@ -64,6 +64,11 @@ RetryThrottle = _native.RetryThrottle
 _JITTERS = ("none", "full", "equal", "decorrelated", "proportional")
 
 
+#: :class:`Backoff`'s ``max`` left out (DESIGN §4: 10 s).
+_DEFAULT_MAX = 10.0
+_U32_MAX = 2**32 - 1
+
+
 @dataclass(frozen=True)
 class Backoff:
     """Exponential backoff: ``exp(n) = min(max, base * multiplier**(n-1))``
@@ -82,25 +87,31 @@ class Backoff:
 
     base: Seconds = 0.1
     multiplier: float = 2.0
-    max: Seconds = 10.0
+    max: Seconds = _DEFAULT_MAX
     jitter: str = "full"
     jitter_factor: Optional[float] = None
 
     def __post_init__(self) -> None:
-        # Validates every field (SeawallConfigError naming it). ``base=0`` is
-        # no wait at all (the core's exponential backoff starts above 0).
-        base, _, _, _ = self._numbers()
-        object.__setattr__(self, "_native", None if base == 0 else self._make())
+        # Validates every field (SeawallConfigError naming it); ``base=0`` is
+        # the core's too: every delay 0.
+        object.__setattr__(self, "_native", self._make())
 
     def _numbers(self) -> Tuple[float, float, float, Optional[float]]:
         """``base``, ``multiplier``, ``max``, ``jitter_factor`` checked
         (``SeawallConfigError`` for a bool or an overflow), in seconds."""
         real, secs = _numbers.real, _numbers.duration
         _numbers.text(self.jitter, "jitter")
+        base, max_ = secs(self.base, "base"), secs(self.max, "max")
+        # Checked here, not by the core, so that a base above the default cap is
+        # the base's fault: the user may never have set the cap.
+        if max_ == _DEFAULT_MAX and _seconds.to_ns(base, "base") > _seconds.to_ns(max_, "max"):
+            raise _numbers.config_error(
+                "base", f"must not be more than max ({max_} seconds by default: give a larger max), got {base}"
+            )
         return (
-            secs(self.base, "base"),
+            base,
             real(self.multiplier, "multiplier"),
-            secs(self.max, "max"),
+            max_,
             _numbers.opt(real, self.jitter_factor, "jitter_factor"),
         )
 
@@ -108,11 +119,17 @@ class Backoff:
         base, multiplier, max_, factor = self._numbers()
         return _native.Backoff(base, multiplier, max_, self.jitter, factor)
 
-    def delay(self, attempt: int, previous: float = 0.0) -> float:
-        """A fresh random delay (seconds) before retry ``attempt``; ``previous`` is
-        the delay before it (decorrelated jitter grows from it)."""
-        native: Optional[_native.Backoff] = getattr(self, "_native")
-        return 0.0 if native is None else native.delay(attempt, previous)
+    def delay(self, attempt: int, previous: Seconds = 0.0) -> float:
+        """A fresh random delay (seconds) before retry ``attempt`` (a whole number
+        ``1 <= attempt <= 2**32 - 1``); ``previous`` is the delay before it in
+        seconds (decorrelated jitter grows from it). Other values:
+        :class:`~seawall.SeawallConfigError` naming the argument."""
+        if isinstance(attempt, bool) or not isinstance(attempt, int):
+            _numbers.whole(attempt, "attempt")  # raises the bool or type error
+        if not 1 <= attempt <= _U32_MAX:
+            raise _numbers.config_error("attempt", f"must be a whole number between 1 and {_U32_MAX}, got {attempt}")
+        native: _native.Backoff = getattr(self, "_native")
+        return native.delay(int(attempt), _numbers.duration(previous, "previous"))
 
 
 #: What ``Retry(backoff=...)`` takes: see :class:`Backoff`.
@@ -150,8 +167,6 @@ def _as_wait(spec: Any) -> Tuple[Backoff, Optional[Callable[[int, BaseException]
     if spec is None:
         return Backoff(), None
     if isinstance(spec, Backoff):
-        if getattr(spec, "_native") is None:  # base=0: no wait
-            return _NO_BACKOFF, lambda _a, _e: 0.0
         return spec, None
     if isinstance(spec, (int, float, datetime.timedelta)) and not isinstance(spec, bool):
         constant = _wait_seconds(spec, "backoff")

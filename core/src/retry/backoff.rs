@@ -63,7 +63,8 @@ impl Jitter {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct BackoffConfig {
-    /// Delay before the first retry (ns, `≥ 1`). Default 100 ms.
+    /// Delay before the first retry (ns; 0 makes every delay 0: retry at once).
+    /// Default 100 ms.
     pub base_ns: u64,
     /// Growth per attempt (`≥ 1.0`). Default 2.
     pub multiplier: Ratio,
@@ -83,10 +84,8 @@ impl BackoffConfig {
     };
 
     /// Check every field (the multiplier's growth is checked by [`Backoff::new`]).
+    /// A zero base is valid (DESIGN §4: zero delays).
     pub const fn validate(&self) -> Result<(), ConfigError> {
-        if self.base_ns == 0 {
-            return Err(ConfigError::new(Field::BackoffBase, Problem::Zero));
-        }
         if self.multiplier.ppm() < PPM {
             return Err(ConfigError::range(Field::BackoffMultiplier, PPM, u64::MAX));
         }
@@ -190,7 +189,10 @@ impl Backoff {
                 pick(random, e / 2, e)
             }
             Jitter::Decorrelated => {
-                if attempt <= 1 {
+                // A zero base is no wait at all (DESIGN §4), even when the caller
+                // hands in a previous delay that did not come from this backoff:
+                // U[0, 3·previous] would wait anyway.
+                if attempt <= 1 || c.base_ns == 0 {
                     return c.base_ns;
                 }
                 let d = pick(random, c.base_ns, previous_ns.saturating_mul(3));

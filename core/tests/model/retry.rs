@@ -39,6 +39,10 @@ pub enum MJitter {
 
 /// The jittered delay of DESIGN §4 for attempt `n`, previous delay `prev`.
 pub fn delay(base: u64, m_ppm: u64, cap: u64, j: MJitter, n: u32, prev: u64, bits: u64) -> u64 {
+    // "base 0 is valid and gives zero delays", whatever the previous delay.
+    if base == 0 {
+        return 0;
+    }
     let e = exp(base, m_ppm, cap, n);
     match j {
         MJitter::None => e,

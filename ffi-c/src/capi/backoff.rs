@@ -50,7 +50,8 @@ pub const SEAWALL_GIVE_UP_NONE: seawall_give_up = 255;
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct seawall_backoff_config {
-    /// Delay before the first retry (ns, ≥ 1). Default 100 ms.
+    /// Delay before the first retry (ns; 0 makes every delay 0: retry at once).
+    /// Default 100 ms.
     pub base_ns: u64,
     /// Growth per attempt (ppm, ≥ 1 000 000; 2 000 000 doubles). Default ×2.
     pub multiplier_ppm: u64,
@@ -477,6 +478,91 @@ mod tests {
             (GiveUp::Throttled, SEAWALL_GIVE_UP_THROTTLED),
         ] {
             assert_eq!(g as u32, v);
+        }
+    }
+
+    #[test]
+    fn a_zero_base_is_valid_and_every_delay_is_zero() {
+        // DESIGN §4: base 0 gives zero delays (retry at once), whatever the jitter.
+        for jitter in [
+            SEAWALL_JITTER_NONE,
+            SEAWALL_JITTER_FULL,
+            SEAWALL_JITTER_EQUAL,
+            SEAWALL_JITTER_DECORRELATED,
+            SEAWALL_JITTER_PROPORTIONAL,
+        ] {
+            let c = seawall_backoff_config {
+                base_ns: 0,
+                jitter,
+                ..seawall_backoff_config_default()
+            };
+            // SAFETY: pointers to live locals.
+            unsafe {
+                assert_eq!(
+                    seawall_backoff_check_config(&raw const c),
+                    seawall_status::Ok,
+                    "jitter {jitter}"
+                );
+                let mut d = u64::MAX;
+                assert_eq!(
+                    seawall_backoff_delay(&raw const c, 4, 1_000_000_000, u64::MAX, &raw mut d),
+                    seawall_status::Ok
+                );
+                assert_eq!(d, 0, "jitter {jitter}");
+                let mut st = seawall_backoff_state_new(9);
+                for _ in 0..5 {
+                    d = u64::MAX;
+                    assert_eq!(
+                        seawall_backoff_next_delay(
+                            &raw const c,
+                            &raw mut st,
+                            SEAWALL_NONE,
+                            &raw mut d
+                        ),
+                        seawall_status::Ok
+                    );
+                    assert_eq!(d, 0, "jitter {jitter} attempt {}", st.attempt);
+                }
+                // The server's Retry-After still raises a zero delay.
+                assert_eq!(
+                    seawall_backoff_next_delay(&raw const c, &raw mut st, 5_000, &raw mut d),
+                    seawall_status::Ok
+                );
+                assert_eq!(d, 5_000);
+                let r = seawall_retry_config {
+                    backoff: c,
+                    ..seawall_retry_config_default()
+                };
+                let failed = seawall_failed_attempt {
+                    attempt: 1,
+                    previous_delay_ns: 0,
+                    random: u64::MAX,
+                    deadline_remaining_ns: SEAWALL_NONE,
+                    retry_after_ns: SEAWALL_NONE,
+                    reserved: 0,
+                };
+                let mut dec = seawall_retry_decision {
+                    delay_ns: u64::MAX,
+                    give_up: 0,
+                    retry: false,
+                };
+                assert_eq!(
+                    seawall_retry_decide(
+                        &raw const r,
+                        &raw const failed,
+                        core::ptr::null(),
+                        core::ptr::null(),
+                        0,
+                        &raw mut dec
+                    ),
+                    seawall_status::Ok
+                );
+                assert_eq!(
+                    (dec.retry, dec.delay_ns, dec.give_up),
+                    (true, 0, SEAWALL_GIVE_UP_NONE),
+                    "jitter {jitter}"
+                );
+            }
         }
     }
 

@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -613,17 +614,23 @@ static void named_regions(void) {
   c = NULL;
   CHECK_STATUS(seawall_breaker_unlink_shared(long_name), SEAWALL_STATUS_OK);
 
-  /* A region whose creator never finished: a bounded wait, then TIMEOUT. */
+  /* A region another process is still building (it holds the file's init lock,
+   * as a creator does until it publishes): a bounded wait, then TIMEOUT. The same
+   * file once nobody holds the lock can never become a region (4096 bytes, not a
+   * breaker's size): refused at once, whatever the timeout. */
   sprintf(path, "/dev/shm/seawall-breaker-%s", stuck);
   fd = open(path, O_CREAT | O_RDWR | O_TRUNC, 0600);
   CHECK(fd >= 0);
   if (fd >= 0) {
     CHECK(ftruncate(fd, 4096) == 0);
-    close(fd);
+    CHECK(flock(fd, LOCK_EX) == 0);
   }
   CHECK(setenv("SEAWALL_SHM_TIMEOUT_MS", "100", 1) == 0);
   CHECK_STATUS(seawall_breaker_open_shared(stuck, &cfg, &c), SEAWALL_STATUS_TIMEOUT);
   CHECK_MESSAGE_HAS("was not initialised within");
+  if (fd >= 0) close(fd);
+  CHECK_STATUS(seawall_breaker_open_shared(stuck, &cfg, &c), SEAWALL_STATUS_REGION_UNTRUSTED);
+  CHECK_MESSAGE_HAS("it is 4096 bytes");
   CHECK(unsetenv("SEAWALL_SHM_TIMEOUT_MS") == 0);
   CHECK_STATUS(seawall_breaker_unlink_shared(stuck), SEAWALL_STATUS_OK);
 
@@ -1046,9 +1053,6 @@ static void invalid_configs_of_the_other_primitives(void) {
   invalid_throttle(t, "invalid retry_throttle.token_ratio: must not be zero");
 
   k = seawall_backoff_config_default();
-  k.base_ns = 0;
-  invalid_backoff(k, "invalid backoff.base: must not be zero");
-  k = seawall_backoff_config_default();
   k.multiplier_ppm = 999999;
   invalid_backoff(k, "invalid backoff.multiplier: must be between 1000000 and 18446744073709551615");
   k = seawall_backoff_config_default();
@@ -1073,9 +1077,9 @@ static void invalid_configs_of_the_other_primitives(void) {
   CHECK_STATUS(seawall_retry_decide(&r, &fa, NULL, NULL, 0, &dec), SEAWALL_STATUS_INVALID_CONFIG);
   CHECK_MESSAGE("invalid max_attempts: must not be zero");
   r = seawall_retry_config_default();
-  r.backoff.base_ns = 0;
+  r.backoff.multiplier_ppm = 999999;
   CHECK_STATUS(seawall_retry_decide(&r, &fa, NULL, NULL, 0, &dec), SEAWALL_STATUS_INVALID_CONFIG);
-  CHECK_MESSAGE("invalid backoff.base: must not be zero");
+  CHECK_MESSAGE("invalid backoff.multiplier: must be between 1000000 and 18446744073709551615");
 
   h = seawall_health_config_default();
   h.buckets = 0;
@@ -1477,6 +1481,25 @@ static void backoff_by_hand(void) {
   /* Attempts up to UINT32_MAX: saturating, never above the cap. */
   CHECK_STATUS(seawall_backoff_delay(&cfg, UINT32_MAX, 0, 0, &d), SEAWALL_STATUS_OK);
   CHECK(d <= 1 * SEC);
+
+  /* Base 0 (DESIGN §4): every delay 0, whatever the jitter; a retry-after still raises it. */
+  cfg = seawall_backoff_config_default();
+  cfg.base_ns = 0;
+  for (n = SEAWALL_JITTER_NONE; n <= SEAWALL_JITTER_PROPORTIONAL; n++) {
+    unsigned k;
+    cfg.jitter = (seawall_jitter)n;
+    CHECK_STATUS(seawall_backoff_check_config(&cfg), SEAWALL_STATUS_OK);
+    a = seawall_backoff_state_new(11);
+    for (k = 0; k < 5; k++) {
+      d = 12345;
+      CHECK_STATUS(seawall_backoff_next_delay(&cfg, &a, SEAWALL_NONE, &d), SEAWALL_STATUS_OK);
+      CHECK_U64(d, 0);
+    }
+    CHECK_STATUS(seawall_backoff_next_delay(&cfg, &a, 2 * MS, &d), SEAWALL_STATUS_OK);
+    CHECK_U64(d, 2 * MS);
+    CHECK_STATUS(seawall_backoff_delay(&cfg, 3, 1 * SEC, UINT64_MAX, &d), SEAWALL_STATUS_OK);
+    CHECK_U64(d, 0);
+  }
 }
 
 static void retry_decision_by_hand(void) {
