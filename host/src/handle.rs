@@ -9,7 +9,7 @@ use core::fmt;
 use core::ops::Deref;
 use core::ptr::NonNull;
 
-use seawall_core::ConfigError;
+use seawall_core::{ConfigError, Corrupt};
 
 use crate::shared::{self, OpenOptions, RegionError, Shareable, SharedRegion};
 
@@ -129,5 +129,17 @@ impl<T: Shareable> Handle<T> {
     #[must_use]
     pub fn is_shared(&self) -> bool {
         matches!(self.storage, Storage::Shared(_))
+    }
+
+    /// The configuration, for checking values read from the structure
+    /// ([`crate::shared::sanity`]): in this process's memory, as built; in a
+    /// shared region, [`Corrupt`] unless it is still the one this process
+    /// agreed on when it opened or attached
+    /// ([`SharedRegion::config_checked`]). Not for the hot path.
+    pub fn config_checked(&self) -> Result<T::Config, Corrupt> {
+        match &self.storage {
+            Storage::Local(b) => Ok(b.config()),
+            Storage::Shared(r) => r.config_checked(),
+        }
     }
 }

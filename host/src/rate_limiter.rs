@@ -21,10 +21,10 @@
 
 use core::mem::MaybeUninit;
 
-use seawall_core::{ConfigError, Field, RateLimiterConfig};
+use seawall_core::{ConfigError, Corrupt, Field, RateLimitError, RateLimiterConfig};
 
 use crate::handle::Handle;
-use crate::shared::{Agreement, Shareable};
+use crate::shared::{Agreement, Shareable, sanity};
 
 /// A rate limiter in this process or shared.
 pub type RateLimiter = Handle<seawall_core::RateLimiter>;
@@ -75,6 +75,45 @@ pub fn key_of_bytes(seed: u64, bytes: &[u8]) -> u64 {
             seawall_core::mix64(h ^ u64::from_le_bytes(word))
         },
     )
+}
+
+impl RateLimiter {
+    /// [`try_acquire`](seawall_core::RateLimiter::try_acquire), telling a
+    /// corrupted shared region apart: [`Corrupt`] when the limiter's
+    /// configuration is no longer the one this process opened it with, or its
+    /// answer is one that configuration never gives (a zeroed limiter refuses
+    /// every `n` as "between 1 and 0"). An admission is returned as it is, so
+    /// the admit path costs nothing more; a refusal fingerprints the
+    /// configuration.
+    pub fn try_acquire_checked(
+        &self,
+        n: u32,
+        now: u64,
+    ) -> Result<Result<(), RateLimitError>, Corrupt> {
+        let taken = (**self).try_acquire(n, now);
+        if taken.is_ok() {
+            return Ok(taken);
+        }
+        sanity::check_rate_limit(&self.config_checked()?, n, taken)
+    }
+}
+
+impl KeyedRateLimiter {
+    /// [`try_acquire`](seawall_core::KeyedRateLimiter::try_acquire) for `key`,
+    /// telling a corrupted shared region apart as
+    /// [`RateLimiter::try_acquire_checked`] does.
+    pub fn try_acquire_checked(
+        &self,
+        key: u64,
+        n: u32,
+        now: u64,
+    ) -> Result<Result<(), RateLimitError>, Corrupt> {
+        let taken = (**self).try_acquire(key, n, now);
+        if taken.is_ok() {
+            return Ok(taken);
+        }
+        sanity::check_rate_limit(&self.config_checked()?.limiter, n, taken)
+    }
 }
 
 /// What every process sharing a rate limiter must agree on: every field.

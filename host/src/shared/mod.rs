@@ -32,20 +32,36 @@
 //! ```
 //!
 //! # Creating and attaching (the init race)
-//! `open` tries to create the file with `O_CREAT | O_EXCL | O_NOFOLLOW`, mode
-//! 0600: exactly one process wins and becomes the creator. It reserves the file's
-//! space (`posix_fallocate`: a full file system is an error and the half-made
-//! file is removed, never a SIGBUS later), builds `T` in place, writes
-//! the header fields and finally stores `state = READY` (release). Every other
-//! process opens the existing file with `O_NOFOLLOW`, refuses it unless it is a
-//! regular file of this effective uid with mode bits for the owner only
-//! ([`trust`], [`RegionError::Untrusted`]), waits (bounded by
-//! [`OpenOptions::init_timeout`]) for the file to get its size and for
-//! `state == READY` (acquire), then checks magic, layout version, layout, checksum
-//! and configuration fingerprint, and attaches without writing anything: attaching
-//! never changes the structure's state. A creator that dies before `READY` leaves a
-//! region nobody can attach to; the others time out with an error that says so,
-//! and [`unlink`] removes it.
+//! `open` makes a file of its own, mode 0600, takes its *init lock* (an
+//! exclusive `flock`), reserves its space (`posix_fallocate`: a full file system
+//! is an error that leaves no file behind, never a SIGBUS later) and only then
+//! gives it the region's name, with a link that fails if anything is there
+//! ([`trust::create_locked`]): exactly one process wins and becomes the creator.
+//! It builds `T` in place, writes the header fields, stores `state = READY`
+//! (release) and lets go of the lock. Every other process opens the existing
+//! file with `O_NOFOLLOW`, refuses it unless it is a regular file of this
+//! effective uid with mode bits for the owner only ([`trust`],
+//! [`RegionError::Untrusted`]), and looks at it:
+//! - published (`state == READY`, acquire): it checks magic, layout version,
+//!   layout, checksum, configuration fingerprint and size, and attaches without
+//!   writing anything: attaching never changes the structure's state;
+//! - not published, with a magic that is neither 0 nor seawall's: refused at
+//!   once ([`RegionError::NotARegion`]): no creator ever writes one;
+//! - not published while a process holds its init lock: that process is building
+//!   it, so the opener waits for it, up to [`OpenOptions::init_timeout`]
+//!   ([`RegionError::Timeout`]);
+//! - not published and nobody holds the lock: it never will be (an empty file, a
+//!   header of zeros, a creator that died before `READY`): refused at once, as a
+//!   file of the wrong size ([`RegionError::Untrusted`]) or as
+//!   [`RegionError::NotARegion`]; [`unlink`] removes it. One that was unlinked
+//!   meanwhile (a creator that failed removes its file) is tried again from the
+//!   start.
+//!
+//! A file gets the region's name already locked and sized, so no opener ever
+//! takes a creator's work in progress for a dead one.
+//!
+//! Values read from a region after attaching are untrusted too: see
+//! [`SharedRegion::config_checked`] and [`sanity`].
 //!
 //! Only native lock-free atomics may be shared: `portable-atomic` falls back to
 //! locks that live in one process's memory where the CPU lacks 64- or 128-bit
@@ -54,6 +70,7 @@
 
 pub mod fingerprint;
 pub mod header;
+pub mod sanity;
 pub mod trust;
 
 use core::fmt;
@@ -65,7 +82,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use seawall_core::{ConfigError, Field};
+use seawall_core::{ConfigError, Corrupt, Field};
 
 pub use self::fingerprint::Agreement;
 use self::header::{Fields, Header, MAGIC};
@@ -132,8 +149,10 @@ pub const MAX_NAME_LEN: usize = 200;
 /// How to open a named region.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OpenOptions {
-    /// How long to wait for another process that is creating the region to finish
-    /// (default 2 s).
+    /// How long to wait for another process that is creating the region (and
+    /// holds its init lock) to finish (default 2 s). A region nobody is
+    /// creating is never waited for. A duration too long to add to the
+    /// monotonic clock (`Duration::MAX`) waits as long as the creator works.
     pub init_timeout: Duration,
 }
 
@@ -201,7 +220,8 @@ pub enum RegionError {
         /// whose configuration cannot be read back).
         differing: Vec<Field>,
     },
-    /// Another process created the file but did not finish building it in time.
+    /// Another process is building the region (it holds the file's init lock)
+    /// and did not finish in time.
     Timeout {
         /// The file.
         path: PathBuf,
@@ -260,7 +280,7 @@ impl fmt::Display for RegionError {
             }
             Self::Timeout { path, waited } => write!(
                 f,
-                "{} was not initialised within {} ms; if the process that created it died, remove it and retry",
+                "{} was not initialised within {} ms: the process creating it still holds its init lock",
                 path.display(),
                 waited.as_millis()
             ),
@@ -337,6 +357,9 @@ pub fn unlink<T: Shareable>(name: &str) -> Result<(), RegionError> {
 pub struct SharedRegion<T: Shareable> {
     value: NonNull<T>,
     created: bool,
+    /// The configuration fingerprint this process checked when it created or
+    /// attached: kept in its own memory, which no other process can overwrite.
+    agreed: u64,
     // Keeps the mapping alive (unmapped on drop); `None` for caller memory.
     _map: Option<memmap2::MmapRaw>,
 }
@@ -369,7 +392,30 @@ impl<T: Shareable> fmt::Debug for SharedRegion<T> {
 /// Every outcome of one attempt to open the file.
 enum Attempt<R> {
     Done(R),
-    /// The file vanished between our `O_EXCL` create and our open: try again.
+    /// The file at the path is gone (between our create and our open, or
+    /// unpublished and unlinked while we looked at it): try again.
+    Vanished,
+}
+
+/// What one look at a file another process created found.
+enum Look {
+    /// Published: `len` bytes, mapped.
+    Published(usize, memmap2::MmapRaw),
+    /// Not published; `len` bytes.
+    Unpublished(usize),
+    /// It can never become a region (or could not be looked at).
+    Refused(RegionError),
+}
+
+/// Where a file another process created stands.
+enum Settled {
+    /// Published: `len` bytes, mapped.
+    Published(usize, memmap2::MmapRaw),
+    /// A process holds its init lock: it is being built.
+    Building,
+    /// It can never become a region (or could not be looked at).
+    Refused(RegionError),
+    /// Unpublished, unlocked, and no longer at the path.
     Vanished,
 }
 
@@ -422,9 +468,10 @@ impl<T: Shareable> SharedRegion<T> {
         let agreement = T::agreement(config);
         let expected = agreement.fingerprint();
         let started = Instant::now();
-        let deadline = started + options.init_timeout;
+        // None: too far to be a time; wait as long as a creator works.
+        let deadline = started.checked_add(options.init_timeout);
         loop {
-            let attempt = match trust::open_file(path, true) {
+            let attempt = match trust::create_locked(path, Self::SIZE) {
                 Ok(file) => Attempt::Done(Self::create(path, &file, config, expected)),
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
                     Self::attach_file(path, &agreement, started, deadline)
@@ -433,7 +480,7 @@ impl<T: Shareable> SharedRegion<T> {
             };
             match attempt {
                 Attempt::Done(r) => return r,
-                Attempt::Vanished if Instant::now() < deadline => {}
+                Attempt::Vanished if !passed(deadline) => {}
                 Attempt::Vanished => {
                     return Err(RegionError::Timeout {
                         path: path.to_owned(),
@@ -444,20 +491,18 @@ impl<T: Shareable> SharedRegion<T> {
         }
     }
 
-    /// We won the `O_EXCL` race: size, map, build, publish.
+    /// We won the race (`file` is at `path`, sized, its init lock ours): map,
+    /// build, publish, let go of the lock.
     fn create(
         path: &Path,
         file: &File,
         config: &T::Config,
         fingerprint: u64,
     ) -> Result<Self, RegionError> {
-        let built = (|| {
-            trust::reserve(file, Self::SIZE)?;
-            memmap2::MmapOptions::new().len(Self::SIZE).map_raw(file)
-        })();
-        let map = match built {
+        let map = match memmap2::MmapOptions::new().len(Self::SIZE).map_raw(file) {
             Ok(map) => map,
             Err(source) => {
+                // Openers waiting on our lock find the file gone and start over.
                 let _ = std::fs::remove_file(path);
                 return Err(io_error(path, source));
             }
@@ -470,19 +515,24 @@ impl<T: Shareable> SharedRegion<T> {
             let _ = std::fs::remove_file(path);
             return Err(e.into());
         }
+        // Published (release) before the lock goes: an opener that finds the lock
+        // free sees `READY`. Dropping the descriptor would let go as well.
+        let _ = trust::unlock(file);
         Ok(Self {
             value: base_value(base),
             created: true,
+            agreed: fingerprint,
             _map: Some(map),
         })
     }
 
-    /// Someone else created the file: wait until it is published, then check it.
+    /// Someone else created the file: wait while a process builds it, then check
+    /// what it published, or refuse at once what can never become a region.
     fn attach_file(
         path: &Path,
         expected: &Agreement,
         started: Instant,
-        deadline: Instant,
+        deadline: Option<Instant>,
     ) -> Attempt<Result<Self, RegionError>> {
         let file = match trust::open_file(path, false) {
             Ok(f) => f,
@@ -495,36 +545,25 @@ impl<T: Shareable> SharedRegion<T> {
         if let Err(e) = trust::check_file(path, &file) {
             return Attempt::Done(Err(e));
         }
-        let timeout = || RegionError::Timeout {
-            path: path.to_owned(),
-            waited: started.elapsed(),
-        };
-        // The creator sizes the file in one `ftruncate` right after creating it.
-        let len = wait_for(deadline, || match file.metadata() {
-            Ok(m) if m.len() > 0 => Some(Ok(m.len())),
-            Ok(_) => None,
-            Err(e) => Some(Err(e)),
+        let mut mapped = None;
+        let settled = wait_for(deadline, || match Self::settle(path, &file, &mut mapped) {
+            Settled::Building => None,
+            other => Some(other),
         });
-        let len = match len {
-            Some(Ok(len)) => usize::try_from(len).unwrap_or(usize::MAX),
-            Some(Err(source)) => return Attempt::Done(Err(io_error(path, source))),
-            None => return Attempt::Done(Err(timeout())),
-        };
-        if len < size_of::<Header>() {
-            return Attempt::Done(Err(trust::wrong_size(path, len as u64, Self::SIZE)));
-        }
-        let map = match memmap2::MmapOptions::new().len(len).map_raw(&file) {
-            Ok(m) => m,
-            Err(source) => return Attempt::Done(Err(io_error(path, source))),
+        let (len, map) = match settled {
+            Some(Settled::Published(len, map)) => (len, map),
+            Some(Settled::Refused(e)) => return Attempt::Done(Err(e)),
+            Some(Settled::Vanished) => return Attempt::Vanished,
+            None | Some(Settled::Building) => {
+                return Attempt::Done(Err(RegionError::Timeout {
+                    path: path.to_owned(),
+                    waited: started.elapsed(),
+                }));
+            }
         };
         let base = NonNull::new(map.as_mut_ptr()).expect("mmap never returns NULL");
-        // SAFETY: the mapping is at least a header long and page-aligned; every
-        // header field is an atomic, so reading it while the creator writes is fine.
-        let header = unsafe { base.cast::<Header>().as_ref() };
-        if wait_for(deadline, || header.is_ready().then_some(())).is_none() {
-            return Attempt::Done(Err(timeout()));
-        }
-        // SAFETY: `base` maps `len` bytes, page-aligned, published (ready) above.
+        // SAFETY: `base` maps `len` bytes (at least a header), page-aligned,
+        // published (ready) as `settle` found.
         let checked = unsafe { Self::check(base, len, Some(expected)) };
         // A header that matches this build over a file of another size was not
         // made by this library (or was resized since): refuse it as well.
@@ -538,8 +577,85 @@ impl<T: Shareable> SharedRegion<T> {
         Attempt::Done(checked.map(|value| Self {
             value,
             created: false,
+            agreed: expected.fingerprint(),
             _map: Some(map),
         }))
+    }
+
+    /// Where the file another process created stands now; `mapped` keeps its
+    /// mapping between looks.
+    fn settle(path: &Path, file: &File, mapped: &mut Option<(usize, memmap2::MmapRaw)>) -> Settled {
+        match Self::look(path, file, mapped) {
+            Look::Published(len, map) => return Settled::Published(len, map),
+            Look::Refused(e) => return Settled::Refused(e),
+            Look::Unpublished(_) => {}
+        }
+        match trust::init_lock_held(file) {
+            Ok(true) => return Settled::Building,
+            Ok(false) => {}
+            Err(source) => return Settled::Refused(io_error(path, source)),
+        }
+        // Nobody builds it, and nobody can start to (a creator locks its file
+        // before the file gets its name): this look is the last word.
+        match Self::look(path, file, mapped) {
+            Look::Published(len, map) => Settled::Published(len, map),
+            Look::Refused(e) => Settled::Refused(e),
+            Look::Unpublished(_) if !trust::still_named(path, file) => Settled::Vanished,
+            Look::Unpublished(len) => Settled::Refused(Self::never_published(path, len)),
+        }
+    }
+
+    /// One look at the file: its length, and, once it holds a header, the
+    /// header's state and magic (`mapped` keeps a mapping of `len` bytes for
+    /// the next look).
+    fn look(path: &Path, file: &File, mapped: &mut Option<(usize, memmap2::MmapRaw)>) -> Look {
+        let len = match file.metadata() {
+            Ok(m) => usize::try_from(m.len()).unwrap_or(usize::MAX),
+            Err(source) => return Look::Refused(io_error(path, source)),
+        };
+        if len == 0 {
+            return Look::Unpublished(0);
+        }
+        if len < size_of::<Header>() {
+            return Look::Refused(trust::wrong_size(path, len as u64, Self::SIZE));
+        }
+        let map = match mapped.take() {
+            Some((l, map)) if l == len => map,
+            _ => match memmap2::MmapOptions::new().len(len).map_raw(file) {
+                Ok(map) => map,
+                Err(source) => return Look::Refused(io_error(path, source)),
+            },
+        };
+        let base = NonNull::new(map.as_mut_ptr()).expect("mmap never returns NULL");
+        // SAFETY: the mapping is at least a header long and page-aligned; every
+        // header field is an atomic, so reading it while the creator writes is fine.
+        let header = unsafe { base.cast::<Header>().as_ref() };
+        if header.is_ready() {
+            return Look::Published(len, map);
+        }
+        // A creator's header is zeros until it publishes, and it stores the magic
+        // with the other fields just before `READY`: any other magic is not work
+        // in progress, whoever holds the lock.
+        let magic = header.magic.load(portable_atomic::Ordering::Relaxed);
+        if magic != 0 && magic != MAGIC {
+            return Look::Refused(RegionError::NotARegion(format!(
+                "bad magic {magic:#018x} in a header never published"
+            )));
+        }
+        *mapped = Some((len, map));
+        Look::Unpublished(len)
+    }
+
+    /// The error for a file of `len` bytes that is not published and that no
+    /// process is building.
+    fn never_published(path: &Path, len: usize) -> RegionError {
+        if len == Self::SIZE {
+            RegionError::NotARegion(
+                "never published, and no process is building it (its creator died first, or its header was overwritten): remove it and open it again".into(),
+            )
+        } else {
+            trust::wrong_size(path, len as u64, Self::SIZE)
+        }
     }
 
     /// Build a new region in memory the caller brings: `len` bytes at `mem`,
@@ -564,11 +680,13 @@ impl<T: Shareable> SharedRegion<T> {
         // SAFETY: the memory is ours alone (caller's promise); a fresh header makes
         // it valid, not-ready header memory before `build_at` uses its atomics.
         unsafe { mem.cast::<Header>().write(Header::empty()) };
+        let agreed = T::agreement(config).fingerprint();
         // SAFETY: size and alignment checked above; exclusive per the caller.
-        unsafe { Self::build_at(mem, config, T::agreement(config).fingerprint()) }?;
+        unsafe { Self::build_at(mem, config, agreed) }?;
         Ok(Self {
             value: base_value(mem),
             created: true,
+            agreed,
             _map: None,
         })
     }
@@ -598,9 +716,13 @@ impl<T: Shareable> SharedRegion<T> {
         }
         // SAFETY: as above, and the header is published.
         let value = unsafe { Self::check(mem, len, None) }?;
+        // No configuration of its own to hold it to: the one the header names
+        // now, its checksum checked, is what later reads are held to.
+        let agreed = header.read().0.fingerprint;
         Ok(Self {
             value,
             created: false,
+            agreed,
             _map: None,
         })
     }
@@ -609,6 +731,22 @@ impl<T: Shareable> SharedRegion<T> {
     #[must_use]
     pub fn fingerprint(&self) -> u64 {
         self.header().read().0.fingerprint
+    }
+
+    /// The configuration in the region, held to the one this process agreed on
+    /// when it created or attached (its fingerprint, kept in this process's
+    /// memory): [`Corrupt`] when a field every sharer must agree on has changed
+    /// since, as when the region's bytes were overwritten. A value read from the
+    /// region can then be checked against a configuration that is still the
+    /// one it was opened with (see [`sanity`]). Not for the hot path: it
+    /// fingerprints the configuration (a few allocations).
+    pub fn config_checked(&self) -> Result<T::Config, Corrupt> {
+        let config = T::config(self);
+        if T::agreement(&config).fingerprint() == self.agreed {
+            Ok(config)
+        } else {
+            Err(Corrupt)
+        }
     }
 
     fn header(&self) -> &Header {
@@ -763,15 +901,20 @@ fn io_error(path: &Path, source: io::Error) -> RegionError {
     }
 }
 
+/// Whether `deadline` (None: none) has passed.
+fn passed(deadline: Option<Instant>) -> bool {
+    deadline.is_some_and(|d| Instant::now() >= d)
+}
+
 /// Poll `ready` until it yields or `deadline` passes: a few yields first (the
 /// creator needs microseconds), then 1 ms sleeps.
-fn wait_for<R>(deadline: Instant, mut ready: impl FnMut() -> Option<R>) -> Option<R> {
+fn wait_for<R>(deadline: Option<Instant>, mut ready: impl FnMut() -> Option<R>) -> Option<R> {
     let mut spins = 0u32;
     loop {
         if let Some(r) = ready() {
             return Some(r);
         }
-        if Instant::now() >= deadline {
+        if passed(deadline) {
             return None;
         }
         if spins < 64 {
