@@ -256,6 +256,23 @@ export interface NativeBreakerMetrics {
   permitsOutstanding?: number
 }
 
+/**
+ * Lifetime figures (DESIGN §8, "One set of totals"): of every process for a
+ * shared semaphore (they live in its region).
+ */
+export interface NativeBulkheadTotals {
+  /** Calls that got a permit, at once or after waiting. */
+  admitted: number
+  /** Calls shed by priority. */
+  shed: number
+  /** Calls refused with no permit free and no room to wait. */
+  full: number
+  /** Waiters whose wait ran out. */
+  queueTimeout: number
+  /** Waiters whose caller aborted. */
+  aborted: number
+}
+
 /** The numbers of the encodings above, for `lib/` to decode with. */
 export interface NativeConstants {
   /** Breaker permit codes are `epoch · permitCodeSpan + slot`. */
@@ -559,6 +576,12 @@ export declare function retryThrottleTokens(h: number): number
  */
 export declare function retryThrottleUnlinkShared(name: string): void
 
+/**
+ * A waiter left the queue without a permit: its wait ran out, or (`aborted`)
+ * its caller aborted. Counted in the semaphore's totals.
+ */
+export declare function semaphoreGaveUp(h: number, aborted: boolean): void
+
 /** Shared semaphores: the holder table's counts (null for a local semaphore). */
 export declare function semaphoreHolders(h: number): NativeSemaphoreHolders | null
 
@@ -597,6 +620,12 @@ export declare function semaphoreSharedPollMs(): number
 
 /** Permits held and waiters queued now (of every process, for a shared one). */
 export declare function semaphoreSnapshot(h: number): NativeSemaphoreSnapshot
+
+/**
+ * The semaphore's lifetime figures (a scan of the holder table for a shared
+ * one: for metrics).
+ */
+export declare function semaphoreTotals(h: number): NativeBulkheadTotals
 
 /**
  * Remove the shared semaphore `name` (a missing one is fine). Processes attached

@@ -203,6 +203,12 @@ class Bulkhead extends SafeEmitter {
     return true;
   }
 
+  /** A waiter left without a permit: counted here, and in the region of a shared bulkhead. */
+  _gaveUp(reason) {
+    this._counts[reason] += 1;
+    if (this._shared !== undefined) binding.semaphoreGaveUp(this._h, reason === 'aborted');
+  }
+
   _refuse(code, priority) {
     const err = rejection(this.name, code, priority);
     this._counts[err.reason] += 1;
@@ -229,7 +235,7 @@ class Bulkhead extends SafeEmitter {
       if (this._queueTimeoutMs !== undefined) {
         const ms = this._queueTimeoutMs;
         w.timer = new LongTimer(() => {
-          this._counts.queueTimeout += 1;
+          this._gaveUp('queueTimeout');
           const { active, queued } = binding.semaphoreSnapshot(this._h);
           const err = new SeawallError(codes.EBULKHEADFULL, `bulkhead '${this.name}': no permit within ${ms} ms`, {
             bulkhead: this.name, reason: 'queueTimeout', active, queued,
@@ -240,7 +246,7 @@ class Bulkhead extends SafeEmitter {
       }
       if (signal !== undefined) {
         w.off = listen(signal, () => {
-          this._counts.aborted += 1;
+          this._gaveUp('aborted');
           this._leave(w, abortedError(signal));
         });
       }
@@ -397,9 +403,10 @@ class Bulkhead extends SafeEmitter {
   /**
    * `{ name, shared, active, queued, maxConcurrent, maxQueue, queueRing, limits,
    * admitted, rejected: { shed, full, queueTimeout, aborted }, permitsOutstanding,
-   * ticketsOutstanding }`. `active` and `queued` are the semaphore's (of every
-   * process, for a shared one); `admitted` and `rejected` count this process's
-   * calls; `permitsOutstanding` / `ticketsOutstanding` are what callers of every
+   * ticketsOutstanding }`. `active` and `queued` are the semaphore's, and
+   * `admitted` and `rejected` its lifetime figures: of every process for a
+   * shared one (they live in its region), of this object for a local one;
+   * `permitsOutstanding` / `ticketsOutstanding` are what callers of every
    * process hold (shared only, else null: a scan of the holder table).
    */
   metrics() {
@@ -407,7 +414,9 @@ class Bulkhead extends SafeEmitter {
     const { active, queued } = binding.semaphoreSnapshot(this._h);
     const [critical, high, normal, low, ring] = binding.semaphoreLimits(this._h);
     const holders = binding.semaphoreHolders(this._h);
-    const c = this._counts;
+    // A local bulkhead admits from the permits it keeps without asking the
+    // semaphore, so its own counts are the complete ones.
+    const c = this._shared === undefined ? this._counts : binding.semaphoreTotals(this._h);
     return {
       name: this.name,
       shared: this._shared !== undefined,

@@ -32,7 +32,7 @@ use napi_derive::napi;
 use seawall_core::{Priority, PriorityShares, RejectReason, SemaphoreConfig, SemaphoreRejected};
 use seawall_host::holders::HolderError;
 use seawall_host::semaphore::{
-    AcquireError, Acquired, Cancelled, Permit, Polled, SHARED_WAIT_POLL, Semaphore, Ticket,
+    AcquireError, Acquired, Cancelled, GaveUp, Permit, Polled, SHARED_WAIT_POLL, Semaphore, Ticket,
 };
 use seawall_host::shared::OpenOptions;
 
@@ -381,6 +381,51 @@ pub fn semaphore_limits(h: f64) -> Result<Vec<u32>> {
         let mut v: Vec<u32> = Priority::ALL.iter().map(|p| sem.sem.limit(*p)).collect();
         v.push(u32::try_from(sem.sem.queue_capacity()).unwrap_or(u32::MAX));
         v
+    })
+}
+
+/// Lifetime figures (DESIGN §8, "One set of totals"): of every process for a
+/// shared semaphore (they live in its region).
+#[napi(object)]
+pub struct NativeBulkheadTotals {
+    /// Calls that got a permit, at once or after waiting.
+    pub admitted: f64,
+    /// Calls shed by priority.
+    pub shed: f64,
+    /// Calls refused with no permit free and no room to wait.
+    pub full: f64,
+    /// Waiters whose wait ran out.
+    pub queue_timeout: f64,
+    /// Waiters whose caller aborted.
+    pub aborted: f64,
+}
+
+/// The semaphore's lifetime figures (a scan of the holder table for a shared
+/// one: for metrics).
+#[napi]
+pub fn semaphore_totals(h: f64) -> Result<NativeBulkheadTotals> {
+    with(h, |sem| {
+        let t = sem.sem.totals();
+        NativeBulkheadTotals {
+            admitted: t.admitted as f64,
+            shed: t.rejected_shed as f64,
+            full: t.rejected_full as f64,
+            queue_timeout: t.rejected_timeout as f64,
+            aborted: t.aborted as f64,
+        }
+    })
+}
+
+/// A waiter left the queue without a permit: its wait ran out, or (`aborted`)
+/// its caller aborted. Counted in the semaphore's totals.
+#[napi]
+pub fn semaphore_gave_up(h: f64, aborted: bool) -> Result<()> {
+    with(h, |sem| {
+        sem.sem.gave_up(if aborted {
+            GaveUp::Aborted
+        } else {
+            GaveUp::TimedOut
+        });
     })
 }
 

@@ -6,8 +6,13 @@ prometheus_client = pytest.importorskip("prometheus_client")
 from prometheus_client import CollectorRegistry, generate_latest  # noqa: E402
 from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
 
+import os  # noqa: E402
+
 import seawall  # noqa: E402
 from seawall.prometheus import SeawallCollector  # noqa: E402
+
+#: A per-process series' label: this process's pid.
+PID = ("pid", str(os.getpid()))
 
 
 def samples(registry):
@@ -54,8 +59,8 @@ def test_exports_breaker_bulkhead_and_retry_counts():
     assert s[("seawall_bulkhead_active", (("name", "pool"),))] == 1.0
     assert s[("seawall_bulkhead_queued", (("name", "pool"),))] == 0.0
     assert s[("seawall_bulkhead_rejections_total", (("name", "pool"), ("reason", "full")))] == 2.0
-    assert s[("seawall_retries_allowed_total", (("name", "rt"),))] == 2.0
-    assert s[("seawall_retries_denied_total", (("name", "rt"), ("reason", "max_attempts")))] == 1.0
+    assert s[("seawall_retries_allowed_total", (("name", "rt"), PID))] == 2.0
+    assert s[("seawall_retries_denied_total", (("name", "rt"), PID, ("reason", "max_attempts")))] == 1.0
     held.release()
 
 
@@ -145,8 +150,8 @@ def test_bulkheads_and_retries_with_one_name_are_summed():
     assert s[("seawall_bulkhead_max_concurrent", (("name", "dup-pool"),))] == 5.0  # 2 + 3
     assert s[("seawall_bulkhead_rejections_total", (("name", "dup-pool"), ("reason", "full")))] == 1.0
     # r1: 2 retries then gives up; r2: 1 retry then gives up.
-    assert s[("seawall_retries_allowed_total", (("name", "dup-rt"),))] == 3.0
-    assert s[("seawall_retries_denied_total", (("name", "dup-rt"), ("reason", "max_attempts")))] == 2.0
+    assert s[("seawall_retries_allowed_total", (("name", "dup-rt"), PID))] == 3.0
+    assert s[("seawall_retries_denied_total", (("name", "dup-rt"), PID, ("reason", "max_attempts")))] == 2.0
     for p in held:
         p.release()
 

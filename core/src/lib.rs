@@ -82,7 +82,6 @@ pub use retry::{
     RetryDecision, RetryGate, RetryPolicy, RetryThrottle, RetryThrottleConfig, RetryTotals,
 };
 pub use rng::SplitMix64;
-pub use striped::StripedCounter;
 pub use semaphore::{
     Admission, CancelOutcome, Priority, PriorityShares, RawAdmission, RejectReason,
     Rejected as SemaphoreRejected, Semaphore, SemaphoreConfig, SemaphorePermit, SemaphoreSnapshot,
@@ -90,6 +89,7 @@ pub use semaphore::{
 };
 #[cfg(feature = "std")]
 pub use semaphore::{BlockingPermit, BlockingSemaphore, WaitError};
+pub use striped::StripedCounter;
 #[doc(hidden)]
 pub use window::Recorded;
 pub use window::{CountWindow, Sample, SlidingWindow, TimeWindow, WindowConfig, WindowCounts};

@@ -23,7 +23,13 @@ fn a_budget_counts_the_withdrawals_it_allows_and_refuses() {
     assert!(b.try_withdraw(2));
     assert!(!b.try_withdraw(3));
     assert!(!b.try_withdraw(4));
-    assert_eq!(b.totals(), RetryTotals { allowed: 1, refused: 2 });
+    assert_eq!(
+        b.totals(),
+        RetryTotals {
+            allowed: 1,
+            refused: 2
+        }
+    );
 }
 
 #[test]
@@ -54,7 +60,13 @@ fn a_budget_counts_the_verdicts_of_retry_decisions_through_it() {
     let second = policy.decide(&failed, RetryGate::Budget(&b), 3);
     assert!(matches!(first, RetryDecision::Retry { .. }), "{first:?}");
     assert!(matches!(second, RetryDecision::GiveUp(_)), "{second:?}");
-    assert_eq!(b.totals(), RetryTotals { allowed: 1, refused: 1 });
+    assert_eq!(
+        b.totals(),
+        RetryTotals {
+            allowed: 1,
+            refused: 1
+        }
+    );
 }
 
 #[test]
@@ -69,5 +81,11 @@ fn a_throttle_counts_failures_it_allows_and_refuses_a_retry_after() {
     .unwrap();
     let verdicts: Vec<bool> = (0..6).map(|_| t.record_failure()).collect();
     assert_eq!(verdicts, [true, true, true, true, false, false]);
-    assert_eq!(t.totals(), RetryTotals { allowed: 4, refused: 2 });
+    assert_eq!(
+        t.totals(),
+        RetryTotals {
+            allowed: 4,
+            refused: 2
+        }
+    );
 }

@@ -42,7 +42,10 @@ fn run(a: &Semaphore, b: &Semaphore) {
     let Ok(Acquired::Queued(t2)) = a.acquire_or_enqueue(Priority::Normal) else {
         panic!("a waits");
     };
-    assert!(a.acquire_or_enqueue(Priority::Normal).is_err(), "the queue is full");
+    assert!(
+        a.acquire_or_enqueue(Priority::Normal).is_err(),
+        "the queue is full"
+    );
     a.cancel(t2).unwrap();
     a.gave_up(GaveUp::TimedOut);
 }

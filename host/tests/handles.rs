@@ -44,17 +44,26 @@ fn region_sizes() {
     let up = |n: usize| n.div_ceil(LINE) * LINE;
     // Semaphore<1024>: state line, 1024 slots of 8 bytes, config 4+4+4·8 and
     // limits 4·4; then the holder table: salt line, 5120 slots of 8 bytes and
-    // 5120 core tickets of 4 bytes; then the release counter (4 bytes), the
-    // cell rounded up to its alignment.
+    // 5120 core tickets of 4 bytes; then the release counter and the sleepers
+    // (4 bytes each) and the heal gate (8), rounded up to the line; then the
+    // totals: two striped counters of 4 lines and one line of wait counts.
     let semaphore = up(LINE + 1024 * 8 + 40 + 16);
     let holders = LINE + 5120 * 8 + 5120 * 4;
-    assert_eq!(Semaphore::region_size(), LINE + up(semaphore + holders + 4));
-    assert_eq!(Semaphore::region_size(), 70_272);
-    // RetryBudget: head line, 10 archive words of 16 bytes, config 24, two u64.
-    assert_eq!(RetryBudget::region_size(), LINE + up(LINE + 160 + 24 + 16));
-    assert_eq!(RetryBudget::region_size(), 512);
-    // RetryThrottle: one u64 and two u32, after the header.
-    assert_eq!(RetryThrottle::region_size(), LINE + 16);
+    let totals = 2 * 4 * LINE + LINE;
+    assert_eq!(
+        Semaphore::region_size(),
+        LINE + up(semaphore + holders + 4 + 4 + 8) + totals
+    );
+    assert_eq!(Semaphore::region_size(), 71_424);
+    // RetryBudget: head line, 10 archive words of 16 bytes, config 24, two u64,
+    // then the totals' line.
+    assert_eq!(
+        RetryBudget::region_size(),
+        LINE + up(LINE + 160 + 24 + 16) + LINE
+    );
+    assert_eq!(RetryBudget::region_size(), 640);
+    // RetryThrottle: one u64, two u32 and two u64 totals, after the header.
+    assert_eq!(RetryThrottle::region_size(), LINE + 32);
     // Health<60>: head line, 60 slots of (16 + 512 · 8) bytes, config 48.
     assert_eq!(Health::region_size(), LINE + up(LINE + 60 * 4112 + 48));
     assert_eq!(Health::region_size(), 247_040);

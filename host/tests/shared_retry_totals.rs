@@ -25,7 +25,13 @@ fn two_handles_of_a_shared_budget_read_the_same_totals() {
     assert!(!b.try_withdraw(2));
     let (ta, tb) = (a.totals(), b.totals());
     let _ = RetryBudget::unlink_shared(&name);
-    assert_eq!(ta, RetryTotals { allowed: 1, refused: 1 });
+    assert_eq!(
+        ta,
+        RetryTotals {
+            allowed: 1,
+            refused: 1
+        }
+    );
     assert_eq!(tb, ta);
 }
 
@@ -43,6 +49,12 @@ fn two_handles_of_a_shared_throttle_read_the_same_totals() {
     assert!(!b.record_failure());
     let (ta, tb) = (a.totals(), b.totals());
     let _ = RetryThrottle::unlink_shared(&name);
-    assert_eq!(ta, RetryTotals { allowed: 1, refused: 1 });
+    assert_eq!(
+        ta,
+        RetryTotals {
+            allowed: 1,
+            refused: 1
+        }
+    );
     assert_eq!(tb, ta);
 }

@@ -14,17 +14,21 @@ Metrics (label ``name``):
 * ``seawall_circuit_breaker_slow_calls_total``, ``seawall_circuit_breaker_rejections_total``,
   ``seawall_circuit_breaker_transitions_total``
 * ``seawall_bulkhead_active``, ``seawall_bulkhead_queued``, ``seawall_bulkhead_max_concurrent``
-  (a shared bulkhead's ``active`` and ``queued`` count every process of the host;
-  every counter here is this process's own)
 * ``seawall_bulkhead_rejections_total{reason}``: ``full``, ``shed``, ``timeout``
-* ``seawall_retries_allowed_total``, ``seawall_retries_denied_total{reason}``:
+* ``seawall_retries_allowed_total{pid}``, ``seawall_retries_denied_total{pid, reason}``:
   ``max_attempts``, ``deadline``, ``budget_exhausted``, ``throttled``
-* ``seawall_rate_limiter_admitted_total``, ``seawall_rate_limiter_rejected_total``:
-  takes of this process's rate limiters (a shared limiter's cells are the
-  host's; these counts are each handle's own, summed)
-* ``seawall_chaos_calls_total``, ``seawall_chaos_injected_total{fault}``: calls
+* ``seawall_rate_limiter_admitted_total{pid}``, ``seawall_rate_limiter_rejected_total{pid}``:
+  takes of this process's rate limiter handles
+* ``seawall_chaos_calls_total{pid}``, ``seawall_chaos_injected_total{pid, fault}``: calls
   through each chaos policy, and faults it injected: ``latency``, ``hang``,
   ``failure`` (:class:`~seawall.ChaosError` raised)
+
+Host-wide or per process (DESIGN §8, "One set of totals"): what a shared
+breaker or bulkhead counts lives in its region, so every worker of the host
+exports the same figures (state, calls, rejections, ``active``, ``queued``);
+scrape any one worker. The series that carry a ``pid`` label (retries, rate
+limiter takes, chaos) are the exporting process's own: sum them over the
+workers (``sum without (pid)``).
 
 One series per name and label set, as Prometheus requires: live objects of one
 kind that share a name (two instances of a client class, two handles of one
@@ -39,6 +43,7 @@ once. Name your objects apart to see them apart.
 
 from __future__ import annotations
 
+import os
 from typing import Any, Iterator, List
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
@@ -82,12 +87,13 @@ class SeawallCollector(Collector):
         queued = GaugeMetricFamily("seawall_bulkhead_queued", "Bulkhead waiters queued.", labels=["name"])
         limit = GaugeMetricFamily("seawall_bulkhead_max_concurrent", "Bulkhead capacity.", labels=["name"])
         bh_rejected = CounterMetricFamily("seawall_bulkhead_rejections", "Calls refused by the bulkhead, by reason.", labels=["name", "reason"])
-        allowed = CounterMetricFamily("seawall_retries_allowed", "Retries allowed.", labels=["name"])
-        denied = CounterMetricFamily("seawall_retries_denied", "Retries refused, by reason.", labels=["name", "reason"])
-        rl_admitted = CounterMetricFamily("seawall_rate_limiter_admitted", "Takes the rate limiter admitted.", labels=["name"])
-        rl_rejected = CounterMetricFamily("seawall_rate_limiter_rejected", "Takes the rate limiter refused (over the rate).", labels=["name"])
-        chaos_calls = CounterMetricFamily("seawall_chaos_calls", "Calls through the chaos policy.", labels=["name"])
-        chaos_injected = CounterMetricFamily("seawall_chaos_injected", "Faults the chaos policy injected, by fault.", labels=["name", "fault"])
+        allowed = CounterMetricFamily("seawall_retries_allowed", "Retries allowed (this process).", labels=["name", "pid"])
+        denied = CounterMetricFamily("seawall_retries_denied", "Retries refused, by reason (this process).", labels=["name", "pid", "reason"])
+        rl_admitted = CounterMetricFamily("seawall_rate_limiter_admitted", "Takes the rate limiter admitted (this process).", labels=["name", "pid"])
+        rl_rejected = CounterMetricFamily("seawall_rate_limiter_rejected", "Takes the rate limiter refused (over the rate) (this process).", labels=["name", "pid"])
+        chaos_calls = CounterMetricFamily("seawall_chaos_calls", "Calls through the chaos policy (this process).", labels=["name", "pid"])
+        chaos_injected = CounterMetricFamily("seawall_chaos_injected", "Faults the chaos policy injected, by fault (this process).", labels=["name", "pid", "fault"])
+        pid = str(os.getpid())
         for (kind, n), group in _registry.groups(self._targets(), _KINDS).items():
             if kind is CircuitBreaker:
                 # A shared breaker's state and totals live in its region: once per region.
@@ -102,29 +108,27 @@ class SeawallCollector(Collector):
                 rejected.add_metric([n], sum(t["rejected"] for t in totals))
                 transitions.add_metric([n], sum(t["transitions"] for t in totals))
             elif kind is Bulkhead:
-                # Gauges of a shared bulkhead are the region's (once per region);
-                # its rejection counters are each handle's own (summed over all).
-                gauges = [o.metrics() for o in _registry.once_per_region(group)]
-                own = [o.metrics() for o in group]
-                active.add_metric([n], sum(m["active"] for m in gauges))
-                queued.add_metric([n], sum(m["queued"] for m in gauges))
-                limit.add_metric([n], sum(m["max_concurrent"] for m in gauges))
+                # A shared bulkhead's gauges and totals are the region's: once per region.
+                ms = [o.metrics() for o in _registry.once_per_region(group)]
+                active.add_metric([n], sum(m["active"] for m in ms))
+                queued.add_metric([n], sum(m["queued"] for m in ms))
+                limit.add_metric([n], sum(m["max_concurrent"] for m in ms))
                 for reason in ("full", "shed", "timeout"):
-                    bh_rejected.add_metric([n, reason], sum(m[f"rejected_{reason}"] for m in own))
+                    bh_rejected.add_metric([n, reason], sum(m[f"rejected_{reason}"] for m in ms))
             elif kind is RateLimiter:
                 counts = [o.stats() for o in group]
-                rl_admitted.add_metric([n], sum(c["admitted"] for c in counts))
-                rl_rejected.add_metric([n], sum(c["rejected"] for c in counts))
+                rl_admitted.add_metric([n, pid], sum(c["admitted"] for c in counts))
+                rl_rejected.add_metric([n, pid], sum(c["rejected"] for c in counts))
             elif kind is Chaos:
                 cm = [o.metrics() for o in group]
-                chaos_calls.add_metric([n], sum(m["calls"] for m in cm))
+                chaos_calls.add_metric([n, pid], sum(m["calls"] for m in cm))
                 for fault, key in (("latency", "latency"), ("hang", "hangs"), ("failure", "failures")):
-                    chaos_injected.add_metric([n, fault], sum(m[key] for m in cm))
+                    chaos_injected.add_metric([n, pid, fault], sum(m[key] for m in cm))
             else:
                 stats = [o.stats() for o in group]
-                allowed.add_metric([n], sum(s["allowed"] for s in stats))
+                allowed.add_metric([n, pid], sum(s["allowed"] for s in stats))
                 for reason in ("max_attempts", "deadline", "budget_exhausted", "throttled"):
-                    denied.add_metric([n, reason], sum(s[reason] for s in stats))
+                    denied.add_metric([n, pid, reason], sum(s[reason] for s in stats))
         yield from (
             state, calls, slow, rejected, transitions, active, queued, limit, bh_rejected, allowed, denied,
             rl_admitted, rl_rejected, chaos_calls, chaos_injected,

@@ -1,6 +1,5 @@
 //! `seawall._native.Bulkhead`: the native half of `seawall.Bulkhead`.
 
-use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -297,14 +296,15 @@ impl Bulkhead {
             .map_err(|e| errors::shared_region(py, &format!("shared bulkhead {name:?}: {e}")))
     }
 
-    /// Occupancy and counters (dict).
+    /// Occupancy and lifetime figures (dict).
     fn metrics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
         let sem = &self.core.sem;
         let shared = sem.is_shared();
         let f = sem.full_snapshot();
         let outstanding = shared.then_some((f.permits_outstanding, f.tickets_outstanding));
         let config = sem.config();
-        let c = &self.core.counters;
+        // Lifetime figures: a shared bulkhead's are every process's (its region's).
+        let t = sem.totals();
         let d = pyo3::types::PyDict::new(py);
         d.set_item("name", self.core.name.as_deref())?;
         d.set_item("shared", shared)?;
@@ -314,10 +314,10 @@ impl Bulkhead {
         d.set_item("max_queue", config.max_queue)?;
         d.set_item("permits_outstanding", outstanding.map(|o| o.0))?;
         d.set_item("tickets_outstanding", outstanding.map(|o| o.1))?;
-        d.set_item("admitted", c.admitted.load(Ordering::Relaxed))?;
-        d.set_item("rejected_shed", c.shed.load(Ordering::Relaxed))?;
-        d.set_item("rejected_full", c.full.load(Ordering::Relaxed))?;
-        d.set_item("rejected_timeout", c.timeouts.load(Ordering::Relaxed))?;
+        d.set_item("admitted", t.admitted)?;
+        d.set_item("rejected_shed", t.rejected_shed)?;
+        d.set_item("rejected_full", t.rejected_full)?;
+        d.set_item("rejected_timeout", t.rejected_timeout)?;
         Ok(d)
     }
 }

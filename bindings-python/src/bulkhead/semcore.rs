@@ -1,7 +1,7 @@
-//! [`SemCore`]: one bulkhead's semaphore, waiter registry and counters, shared
+//! [`SemCore`]: one bulkhead's semaphore and waiter registry, shared
 //! (`Arc`) by its Python object, permits, tickets and decorated functions.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -10,8 +10,8 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use seawall_core::{Priority, RejectReason, TicketState};
 use seawall_host::semaphore::{
-    AcquireError, Acquired, Cancelled, Permit, Polled, ReleaseWaiter, SEMAPHORE_HOLDER_SLOTS,
-    Semaphore, Ticket,
+    AcquireError, Acquired, Cancelled, GaveUp, Permit, Polled, ReleaseWaiter,
+    SEMAPHORE_HOLDER_SLOTS, Semaphore, Ticket,
 };
 
 use super::waiters::{Parker, Waiters, Wake};
@@ -42,15 +42,6 @@ fn within_current_deadline(py: Python<'_>, timeout: Option<Duration>) -> Option<
     }
 }
 
-/// Counters for metrics (relaxed: statistics only).
-#[derive(Default)]
-pub(super) struct Counters {
-    pub(super) admitted: AtomicU64,
-    pub(super) shed: AtomicU64,
-    pub(super) full: AtomicU64,
-    pub(super) timeouts: AtomicU64,
-}
-
 /// Where a ticket stands, as a look finds it.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Look {
@@ -76,7 +67,6 @@ pub struct SemCore {
     pub(super) sem: Semaphore,
     waiters: Waiters,
     pub(super) name: Option<String>,
-    pub(super) counters: Counters,
     /// Never wake sleepers, so waiting relies on re-polling alone: always for a
     /// shared bulkhead (a release in another process wakes nobody here), and a
     /// test hook for a local one.
@@ -101,7 +91,6 @@ impl SemCore {
             sem,
             waiters: Waiters::default(),
             name,
-            counters: Counters::default(),
             poll_only,
             poll_interval,
             hooked: AtomicBool::new(false),
@@ -146,10 +135,7 @@ impl SemCore {
     /// `BulkheadFullError`.
     pub fn enter(&self, py: Python<'_>, p: Priority, wait: bool) -> PyResult<Got> {
         match self.sem.acquire(p, wait) {
-            Ok(Acquired::Admitted(permit)) => {
-                self.counters.admitted.fetch_add(1, Ordering::Relaxed);
-                Ok(Got::Admitted(permit.id))
-            }
+            Ok(Acquired::Admitted(permit)) => Ok(Got::Admitted(permit.id)),
             Ok(Acquired::Queued(t)) => Ok(Got::Queued(t.id)),
             Err(AcquireError::PermitsExhausted) => Err(errors::seawall(
                 py,
@@ -160,14 +146,8 @@ impl SemCore {
             )),
             Err(AcquireError::Rejected(r)) => {
                 let reason = match r.reason {
-                    RejectReason::Shed => {
-                        self.counters.shed.fetch_add(1, Ordering::Relaxed);
-                        "shed"
-                    }
-                    RejectReason::Full => {
-                        self.counters.full.fetch_add(1, Ordering::Relaxed);
-                        "full"
-                    }
+                    RejectReason::Shed => "shed",
+                    RejectReason::Full => "full",
                 };
                 Err(self.refused(
                     py,
@@ -241,7 +221,6 @@ impl SemCore {
     /// The permit a look took for ticket `t` goes to a `BulkheadPermit`.
     pub(super) fn admit(&self, t: u64) {
         self.waiters.unregister(t);
-        self.counters.admitted.fetch_add(1, Ordering::Relaxed);
     }
 
     pub(super) fn ticket_lost(&self, py: Python<'_>) -> PyErr {
@@ -350,7 +329,7 @@ impl SemCore {
     }
 
     pub(super) fn timed_out(&self, py: Python<'_>) -> PyErr {
-        self.counters.timeouts.fetch_add(1, Ordering::Relaxed);
+        self.sem.gave_up(GaveUp::TimedOut);
         let s = self.sem.snapshot();
         let err = errors::bulkhead_full(py, self.name.as_deref(), "timeout", s.active, s.queued);
         self.refused(py, err)

@@ -32,7 +32,11 @@ impl Tally {
 
     /// Count `verdict` (`true`: allowed) and return it.
     pub(crate) fn count(&self, verdict: bool) -> bool {
-        let c = if verdict { &self.allowed } else { &self.refused };
+        let c = if verdict {
+            &self.allowed
+        } else {
+            &self.refused
+        };
         c.fetch_add(1, Ordering::Relaxed);
         verdict
     }

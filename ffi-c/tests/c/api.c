@@ -524,14 +524,14 @@ static void caller_memory(void) {
   seawall_breaker_free(b);
   b = NULL;
 
-  /* The documented header: region layout version (2) at byte 12, creator pid at
+  /* The documented header: region layout version (3) at byte 12, creator pid at
    * 56 (under the checksum). Another layout is refused; a corrupted header is
    * no region. */
   abi = get_u32(mem + 12);
-  CHECK_U64(abi, 2);
+  CHECK_U64(abi, 3);
   put_u32(mem + 12, abi + 1);
   CHECK_STATUS(seawall_breaker_attach(mem, size, &b), SEAWALL_STATUS_ABI_MISMATCH);
-  CHECK_MESSAGE_HAS("region laid out by seawall region layout version 3");
+  CHECK_MESSAGE_HAS("region laid out by seawall region layout version 4");
   put_u32(mem + 12, abi);
   put_u32(mem + 56, get_u32(mem + 56) ^ 1u);
   CHECK_STATUS(seawall_breaker_attach(mem, size, &b), SEAWALL_STATUS_NOT_A_REGION);
@@ -638,8 +638,10 @@ static void named_regions(void) {
   seawall_breaker_free(b);
 }
 
-/* A process killed while it holds a half-open probe: its permit is reclaimed (as
- * ignored), which frees the probe slot; a live process's permit is left alone. */
+/* A process killed while it holds a half-open probe: with nobody calling
+ * reclaim, the next caller refused in half-open finds it dead, records its
+ * permit as ignored and takes the probe slot (DESIGN §8, self-healing); a live
+ * process's permit is left alone. */
 static void abandoned_permits(void) {
   seawall_breaker_config cfg = count_config(4, 4);
   seawall_breaker *b = NULL;
@@ -672,19 +674,14 @@ static void abandoned_permits(void) {
   CHECK(waitpid(child, &status, 0) == child);
   CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 
-  CHECK_STATUS(seawall_breaker_try_acquire(b, probe_at, &p, &r), SEAWALL_STATUS_REJECTED);
-  CHECK(r.state == SEAWALL_STATE_HALF_OPEN); /* the dead child's probe holds the slot */
+  /* The dead child's probe held the slot: this caller gives it back and probes. */
+  CHECK_STATUS(seawall_breaker_try_acquire(b, probe_at, &p, &r), SEAWALL_STATUS_OK);
   m = metrics(b, probe_at);
-  CHECK_U64(m.permits_outstanding, 2);
+  CHECK_U64(m.permits_outstanding, 2); /* ours, and the new probe */
   CHECK_U64(m.half_open_in_flight, 1);
-
+  CHECK_U64(m.ignored, 1);             /* the child's probe */
   CHECK_STATUS(seawall_breaker_reclaim_abandoned(b, probe_at, &reclaimed), SEAWALL_STATUS_OK);
-  CHECK_U64(reclaimed, 1); /* the child's; ours stays */
-  m = metrics(b, probe_at);
-  CHECK_U64(m.permits_outstanding, 1);
-  CHECK_U64(m.half_open_in_flight, 0);
-  CHECK_U64(m.ignored, 1);
-  CHECK_STATUS(seawall_breaker_try_acquire(b, probe_at, &p, NULL), SEAWALL_STATUS_OK);
+  CHECK_U64(reclaimed, 0); /* nothing left to reclaim; ours stays */
   CHECK_STATUS(seawall_breaker_record(b, p, SEAWALL_OUTCOME_SUCCESS, 0, probe_at),
                SEAWALL_STATUS_OK);
   CHECK(state(b) == SEAWALL_STATE_CLOSED);
@@ -1717,7 +1714,7 @@ static void shared_semaphore(void) {
   CHECK_STATUS(seawall_semaphore_release(b, p), SEAWALL_STATUS_OK);
   put_u32(mem + 12, get_u32(mem + 12) + 1); /* another region layout version */
   CHECK_STATUS(seawall_semaphore_attach(mem, size, &c), SEAWALL_STATUS_ABI_MISMATCH);
-  CHECK_MESSAGE_HAS("region laid out by seawall region layout version 3");
+  CHECK_MESSAGE_HAS("region laid out by seawall region layout version 4");
   put_u32(mem + 12, get_u32(mem + 12) - 1);
   CHECK_STATUS(seawall_semaphore_attach(mem, size, &c), SEAWALL_STATUS_OK);
   seawall_semaphore_free(a);
