@@ -410,6 +410,19 @@ export interface NativeRateLimiterInfo {
 }
 
 /**
+ * A rate limiter's lifetime figures (DESIGN §8, "One set of totals"): of
+ * every process for a shared limiter, whose region holds them.
+ */
+export interface NativeRateLimiterTotals {
+  /** Takes admitted. */
+  admitted: number
+  /** Takes refused. */
+  rejected: number
+  /** Cells the admitted takes spent. */
+  cells: number
+}
+
+/**
  * A retry budget configuration (absent = DESIGN §4 default: ttl 10 s, 10 retries
  * per second, 20 %).
  */
@@ -511,6 +524,9 @@ export declare function rateLimiterTakeAt(h: number, n: number, nowMs: number): 
  * complement word). 0 when admitted, else the retry-after in ms.
  */
 export declare function rateLimiterTakeKey(h: number, key: string | number, n: number, nowMs?: number | undefined | null): number
+
+/** The limiter's lifetime figures (over every key of a keyed one). */
+export declare function rateLimiterTotals(h: number): NativeRateLimiterTotals
 
 /**
  * Remove the shared rate limiter `name` (`keyed`: the keyed one); a missing

@@ -864,6 +864,7 @@ module.exports.rateLimiterInfo = nativeBinding.rateLimiterInfo
 module.exports.rateLimiterNew = nativeBinding.rateLimiterNew
 module.exports.rateLimiterTakeAt = nativeBinding.rateLimiterTakeAt
 module.exports.rateLimiterTakeKey = nativeBinding.rateLimiterTakeKey
+module.exports.rateLimiterTotals = nativeBinding.rateLimiterTotals
 module.exports.rateLimiterUnlinkShared = nativeBinding.rateLimiterUnlinkShared
 module.exports.retryBudgetDepositAt = nativeBinding.retryBudgetDepositAt
 module.exports.retryBudgetNew = nativeBinding.retryBudgetNew

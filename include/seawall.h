@@ -1880,7 +1880,10 @@ seawall_status seawall_rate_limiter_get_config(const struct seawall_rate_limiter
  * conforms `*out_retry_after_ns` ns after `now_ns` unless others take cells
  * first (`UINT64_MAX`: never, past the end of the clock).
  * `SEAWALL_STATUS_INVALID_CONFIG`: `n` is 0 or above `burst` (no time would
- * admit it). `out_retry_after_ns` may be NULL. Lock-free, no allocation.
+ * admit it). `SEAWALL_STATUS_REGION_CORRUPT`: a refusal that the limiter's
+ * configuration never gives (its shared region was overwritten).
+ * `out_retry_after_ns` may be NULL. Lock-free, no allocation. Counted in the
+ * limiter's totals (a shared limiter's: every process's).
  *
  * # Safety
  * `limiter` is NULL or a live handle; `out_retry_after_ns` is NULL or

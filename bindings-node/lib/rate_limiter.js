@@ -84,7 +84,6 @@ class RateLimiter extends SafeEmitter {
     this._shared = shared;
     this.maxWaitMs = maxWaitMs === undefined ? Infinity : maxWaitMs;
     this.name = name;
-    this._counts = { admitted: 0, rejected: 0 };
   }
 
   /** Remove the shared rate limiter `name` (`{ keyed: true }`: the keyed one) from /dev/shm. */
@@ -131,8 +130,6 @@ class RateLimiter extends SafeEmitter {
     } catch (e) {
       throw takeError(e);
     }
-    if (r === 0) this._counts.admitted += 1;
-    else this._counts.rejected += 1;
     return r;
   }
 
@@ -263,12 +260,13 @@ class RateLimiter extends SafeEmitter {
   }
 
   /**
-   * `{ rate, perMs, burst, keyed, shared, created, admitted, rejected }`:
-   * the configuration and this object's takes since it was made.
+   * `{ rate, perMs, burst, keyed, shared, created, admitted, rejected, cells }`:
+   * the configuration, the takes admitted and refused and the cells the
+   * admitted ones spent since the limiter was made (of every process for a
+   * shared limiter: its region holds them).
    */
   metrics() {
-    const info = binding.rateLimiterInfo(this._h);
-    return { ...info, ...this._counts };
+    return { ...binding.rateLimiterInfo(this._h), ...binding.rateLimiterTotals(this._h) };
   }
 }
 

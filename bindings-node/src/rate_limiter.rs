@@ -6,14 +6,14 @@
 
 use napi::bindgen_prelude::{Either, Env, External};
 use napi_derive::napi;
-use seawall_core::{RateLimitError, RateLimiterConfig};
+use seawall_core::{Corrupt, RateLimitError, RateLimiterConfig};
 use seawall_host::clock::monotonic_ns;
 use seawall_host::rate_limiter::{KeyedConfig, KeyedRateLimiter, RateLimiter, key_of_bytes};
 use seawall_host::shared::OpenOptions;
 
 use seawall_host::units::round_to_u64;
 
-use crate::boundary::{Result, config_error, invalid, throwing};
+use crate::boundary::{Code, Result, config_error, error, invalid, throwing};
 use crate::convert::{ms_to_ns, ns_to_ms, region_error};
 use crate::handles::{Token, registry};
 
@@ -132,6 +132,34 @@ pub fn rate_limiter_unlink_shared(env: Env, name: String, keyed: Option<bool>) -
     throwing(env, unlinked)
 }
 
+/// A rate limiter's lifetime figures (DESIGN §8, "One set of totals"): of
+/// every process for a shared limiter, whose region holds them.
+#[napi(object)]
+pub struct NativeRateLimiterTotals {
+    /// Takes admitted.
+    pub admitted: f64,
+    /// Takes refused.
+    pub rejected: f64,
+    /// Cells the admitted takes spent.
+    pub cells: f64,
+}
+
+/// The limiter's lifetime figures (over every key of a keyed one).
+#[napi]
+pub fn rate_limiter_totals(h: f64) -> Result<NativeRateLimiterTotals> {
+    with_limiter(h, |l| {
+        let t = match l {
+            Limiter::Single(s) => s.totals(),
+            Limiter::Keyed(k) => k.totals(),
+        };
+        Ok(NativeRateLimiterTotals {
+            admitted: t.admitted as f64,
+            rejected: t.rejected as f64,
+            cells: t.cells as f64,
+        })
+    })
+}
+
 /// What the limiter is.
 #[napi]
 pub fn rate_limiter_info(h: f64) -> Result<NativeRateLimiterInfo> {
@@ -165,7 +193,16 @@ fn cells(n: f64) -> u32 {
 }
 
 /// A take's answer: 0 admitted, else the retry-after (ms, `Infinity` never).
-fn answer(taken: core::result::Result<(), RateLimitError>) -> Result<f64> {
+/// A region whose values its configuration never gives is `ESHARED`.
+fn answer(
+    taken: core::result::Result<core::result::Result<(), RateLimitError>, Corrupt>,
+) -> Result<f64> {
+    let Ok(taken) = taken else {
+        return Err(error(
+            Code::Shared("untrusted"),
+            "the shared rate limiter's region holds values its configuration never gives: it was overwritten",
+        ));
+    };
     match taken {
         Ok(()) => Ok(0.0),
         Err(RateLimitError::Rejected { retry_after_ns }) if retry_after_ns == u64::MAX => {
@@ -181,7 +218,7 @@ fn answer(taken: core::result::Result<(), RateLimitError>) -> Result<f64> {
 pub fn rate_limiter_take(h: f64, n: f64, now_ms: Option<f64>) -> Result<f64> {
     with_limiter(h, |l| match l {
         Limiter::Single(s) => {
-            answer(s.try_acquire(cells(n), now_ms.map_or_else(monotonic_ns, ms_to_ns)))
+            answer(s.try_acquire_checked(cells(n), now_ms.map_or_else(monotonic_ns, ms_to_ns)))
         }
         Limiter::Keyed(_) => Err(invalid("key", "a keyed rate limiter needs a key")),
     })
@@ -215,7 +252,11 @@ fn take_key(h: f64, key: &Either<String, f64>, n: f64, now_ms: Option<f64>) -> R
                 Either::A(s) => key_of_bytes(k.key_seed(), s.as_bytes()),
                 Either::B(x) => integer_key(*x)?,
             };
-            answer(k.try_acquire(word, cells(n), now_ms.map_or_else(monotonic_ns, ms_to_ns)))
+            answer(k.try_acquire_checked(
+                word,
+                cells(n),
+                now_ms.map_or_else(monotonic_ns, ms_to_ns),
+            ))
         }
         Limiter::Single(_) => Err(invalid(
             "key",

@@ -4,8 +4,6 @@
 //! the GIL, or `asyncio.sleep`), so a waiting caller holds nothing and an
 //! interrupted or cancelled wait leaves nothing behind.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use pyo3::prelude::*;
 use seawall_core::{RateLimitError, RateLimiterConfig};
 use seawall_host::rate_limiter::{
@@ -34,8 +32,6 @@ pub struct RateLimiter {
     store: Store,
     clock: Clock,
     name: Option<String>,
-    admitted: AtomicU64,
-    rejected: AtomicU64,
 }
 
 fn region_error(py: Python<'_>, name: &str, e: RegionError) -> PyErr {
@@ -110,8 +106,6 @@ impl RateLimiter {
             store,
             clock: Clock::new(clock),
             name: name.or(shared),
-            admitted: AtomicU64::new(0),
-            rejected: AtomicU64::new(0),
         })
     }
 
@@ -147,8 +141,8 @@ impl RateLimiter {
             (_, None) => key,
         };
         let taken = match (&self.store, key) {
-            (Store::Single(l), None) => l.try_acquire(cells, now),
-            (Store::Keyed(k), Some(key)) => k.try_acquire(key, cells, now),
+            (Store::Single(l), None) => l.try_acquire_checked(cells, now),
+            (Store::Keyed(k), Some(key)) => k.try_acquire_checked(key, cells, now),
             (Store::Single(_), Some(_)) => {
                 return Err(errors::seawall(
                     py,
@@ -162,13 +156,18 @@ impl RateLimiter {
                 ));
             }
         };
+        let Ok(taken) = taken else {
+            return Err(errors::shared_region(
+                py,
+                &format!(
+                    "rate limiter {:?}: its shared region holds values its configuration never gives (overwritten by another process?)",
+                    self.name.as_deref().unwrap_or("")
+                ),
+            ));
+        };
         match taken {
-            Ok(()) => {
-                self.admitted.fetch_add(1, Ordering::Relaxed);
-                Ok(None)
-            }
+            Ok(()) => Ok(None),
             Err(RateLimitError::Rejected { retry_after_ns }) => {
-                self.rejected.fetch_add(1, Ordering::Relaxed);
                 Ok(Some(if retry_after_ns == u64::MAX {
                     f64::INFINITY
                 } else {
@@ -183,11 +182,18 @@ impl RateLimiter {
         }
     }
 
-    /// `{"admitted", "rejected"}`: takes of this handle since it was made.
+    /// `{"admitted", "rejected", "cells"}`: takes admitted and refused, and
+    /// the cells admitted takes spent, since the limiter was made: of every
+    /// process for a shared limiter (its region holds them).
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+        let t = match &self.store {
+            Store::Single(l) => l.totals(),
+            Store::Keyed(k) => k.totals(),
+        };
         let d = pyo3::types::PyDict::new(py);
-        d.set_item("admitted", self.admitted.load(Ordering::Relaxed))?;
-        d.set_item("rejected", self.rejected.load(Ordering::Relaxed))?;
+        d.set_item("admitted", t.admitted)?;
+        d.set_item("rejected", t.rejected)?;
+        d.set_item("cells", t.cells)?;
         Ok(d)
     }
 

@@ -32,7 +32,12 @@ impl StripedCounter {
 
     /// Add one, on the calling thread's line.
     pub fn bump(&self) {
-        self.lines[stripe()].fetch_add(1, Ordering::Relaxed);
+        self.add(1);
+    }
+
+    /// Add `n`, on the calling thread's line.
+    pub fn add(&self, n: u64) {
+        self.lines[stripe()].fetch_add(n, Ordering::Relaxed);
     }
 
     /// The count: the lines added up.

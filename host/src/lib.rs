@@ -34,6 +34,8 @@ pub mod breaker;
 #[cfg(not(loom))]
 pub mod clock;
 #[cfg(not(loom))]
+pub mod counted;
+#[cfg(not(loom))]
 pub mod entropy;
 #[cfg(not(loom))]
 pub mod handle;

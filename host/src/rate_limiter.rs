@@ -23,11 +23,15 @@ use core::mem::MaybeUninit;
 
 use seawall_core::{ConfigError, Corrupt, Field, RateLimitError, RateLimiterConfig};
 
+use crate::counted::Counted;
 use crate::handle::Handle;
 use crate::shared::{Agreement, Shareable, sanity};
 
+/// A core rate limiter with its lifetime totals beside it ([`LimiterTotals`]).
+pub type LimiterCell = Counted<seawall_core::RateLimiter, 3>;
+
 /// A rate limiter in this process or shared.
-pub type RateLimiter = Handle<seawall_core::RateLimiter>;
+pub type RateLimiter = Handle<LimiterCell>;
 
 /// Slots of every keyed limiter of the host layer: one size, so that C, Python
 /// and Node processes sharing a keyed limiter always agree on its layout.
@@ -43,8 +47,83 @@ pub const KEYED_SLOTS: usize = 4096;
 /// The core table behind a [`KeyedRateLimiter`].
 pub type KeyedTable = seawall_core::KeyedRateLimiter<KEYED_SLOTS>;
 
+/// The core table with its lifetime totals beside it (over every key).
+pub type KeyedCell = Counted<KeyedTable, 3>;
+
 /// A keyed rate limiter (each key its own limit) in this process or shared.
-pub type KeyedRateLimiter = Handle<KeyedTable>;
+pub type KeyedRateLimiter = Handle<KeyedCell>;
+
+/// A rate limiter's lifetime figures (DESIGN §8, "One set of totals"): of
+/// every process for a shared one, whose region holds them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LimiterTotals {
+    /// Takes admitted.
+    pub admitted: u64,
+    /// Cells those takes spent.
+    pub cells: u64,
+    /// Takes refused.
+    pub rejected: u64,
+}
+
+const ADMITTED: usize = 0;
+const CELLS: usize = 1;
+const REJECTED: usize = 2;
+
+/// Count take `taken` of `n` cells, and return it.
+fn count<T>(
+    c: &Counted<T, 3>,
+    n: u32,
+    taken: Result<(), RateLimitError>,
+) -> Result<(), RateLimitError> {
+    match taken {
+        Ok(()) => {
+            c.bump(ADMITTED);
+            c.add(CELLS, u64::from(n));
+        }
+        Err(RateLimitError::Rejected { .. }) => c.bump(REJECTED),
+        // A count of cells the limiter can never grant is the caller's error,
+        // not a take.
+        Err(RateLimitError::InvalidCells(_)) => {}
+    }
+    taken
+}
+
+fn totals<T>(c: &Counted<T, 3>) -> LimiterTotals {
+    LimiterTotals {
+        admitted: c.total(ADMITTED),
+        cells: c.total(CELLS),
+        rejected: c.total(REJECTED),
+    }
+}
+
+impl LimiterCell {
+    /// [`try_acquire`](seawall_core::RateLimiter::try_acquire), counted.
+    #[inline]
+    pub fn try_acquire(&self, n: u32, now: u64) -> Result<(), RateLimitError> {
+        count(self, n, self.inner().try_acquire(n, now))
+    }
+
+    /// Takes admitted and refused, and cells spent, since the limiter was made.
+    #[must_use]
+    pub fn totals(&self) -> LimiterTotals {
+        totals(self)
+    }
+}
+
+impl KeyedCell {
+    /// [`try_acquire`](seawall_core::KeyedRateLimiter::try_acquire) for `key`,
+    /// counted.
+    pub fn try_acquire(&self, key: u64, n: u32, now: u64) -> Result<(), RateLimitError> {
+        count(self, n, self.inner().try_acquire(key, n, now))
+    }
+
+    /// Takes admitted and refused, and cells spent, over every key, since the
+    /// limiter was made.
+    #[must_use]
+    pub fn totals(&self) -> LimiterTotals {
+        totals(self)
+    }
+}
 
 /// What a keyed limiter is built from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -153,19 +232,20 @@ pub fn keyed_agreement(c: &KeyedConfig) -> Agreement {
 // SAFETY: `RateLimiter` is repr(C), pointer-free, needs no Drop; its
 // configuration (with the emission interval and tolerance) is written only by
 // `new`, the theoretical arrival time is an atomic.
-unsafe impl Shareable for seawall_core::RateLimiter {
+unsafe impl Shareable for LimiterCell {
     const FAMILY: &'static str = "rate-limiter";
-    const LAYOUT_ID: u32 = 0x0501;
+    // 0x0503: the lifetime totals after the limiter.
+    const LAYOUT_ID: u32 = 0x0503;
     const DESCRIPTION: &'static str = "rate limiter";
     type Config = RateLimiterConfig;
     fn agreement(config: &RateLimiterConfig) -> Agreement {
         limiter_agreement(config)
     }
     fn config(&self) -> RateLimiterConfig {
-        *seawall_core::RateLimiter::config(self)
+        *self.inner().config()
     }
     fn init(slot: &mut MaybeUninit<Self>, config: &RateLimiterConfig) -> Result<(), ConfigError> {
-        slot.write(Self::new(*config)?);
+        slot.write(Self::new(seawall_core::RateLimiter::new(*config)?));
         Ok(())
     }
 }
@@ -173,9 +253,10 @@ unsafe impl Shareable for seawall_core::RateLimiter {
 // SAFETY: `KeyedRateLimiter` is repr(C), pointer-free, needs no Drop; its
 // constants (configuration, key seed) are written only by `new`, every slot is
 // an atomic.
-unsafe impl Shareable for KeyedTable {
+unsafe impl Shareable for KeyedCell {
     const FAMILY: &'static str = "keyed-rate-limiter";
-    const LAYOUT_ID: u32 = 0x0502;
+    // 0x0504: the lifetime totals after the table.
+    const LAYOUT_ID: u32 = 0x0504;
     const DESCRIPTION: &'static str = "keyed rate limiter (4096 slots)";
     type Config = KeyedConfig;
     fn agreement(config: &KeyedConfig) -> Agreement {
@@ -183,12 +264,13 @@ unsafe impl Shareable for KeyedTable {
     }
     fn config(&self) -> KeyedConfig {
         KeyedConfig {
-            limiter: *KeyedTable::config(self),
+            limiter: *self.inner().config(),
             key_seed: self.key_seed(),
         }
     }
     fn init(slot: &mut MaybeUninit<Self>, config: &KeyedConfig) -> Result<(), ConfigError> {
-        slot.write(Self::new(config.limiter, config.key_seed)?);
+        // The table is 32 KiB: built on the stack, then moved into place once.
+        slot.write(Self::new(KeyedTable::new(config.limiter, config.key_seed)?));
         Ok(())
     }
 }

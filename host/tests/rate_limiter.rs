@@ -10,7 +10,8 @@ use std::time::Duration;
 
 use seawall_core::{Field, RateLimitError, RateLimiterConfig};
 use seawall_host::rate_limiter::{
-    KEYED_SLOTS, KeyedConfig, KeyedRateLimiter, RateLimiter, keyed_agreement, limiter_agreement,
+    KEYED_SLOTS, KeyedConfig, KeyedRateLimiter, LimiterTotals, RateLimiter, keyed_agreement,
+    limiter_agreement,
 };
 use seawall_host::shared::{OpenOptions, RegionError};
 
@@ -191,15 +192,15 @@ fn shared_keyed_limiter_uses_its_creators_seed() {
 #[test]
 fn caller_memory_holds_a_limiter_another_handle_attaches_to() {
     #[repr(C, align(128))]
-    struct Mem([u8; 512]);
-    assert!(RateLimiter::region_size() <= 512);
-    let mut mem = Box::new(Mem([0; 512]));
+    struct Mem([u8; 4096]);
+    assert!(RateLimiter::region_size() <= 4096);
+    let mut mem = Box::new(Mem([0; 4096]));
     let p = core::ptr::NonNull::from(&mut mem.0).cast::<u8>();
-    // SAFETY: the buffer is 512 aligned bytes, outlives both handles, and only
+    // SAFETY: the buffer is 4096 aligned bytes, outlives both handles, and only
     // these handles use it.
-    let a = unsafe { RateLimiter::init_in(p, 512, &TEN_PER_SECOND) }.unwrap();
+    let a = unsafe { RateLimiter::init_in(p, 4096, &TEN_PER_SECOND) }.unwrap();
     // SAFETY: as above; it holds the region `init_in` built.
-    let b = unsafe { RateLimiter::attach(p, 512) }.unwrap();
+    let b = unsafe { RateLimiter::attach(p, 4096) }.unwrap();
     assert!(a.created() && !b.created());
     assert_eq!(a.try_acquire(3, 0), Ok(()));
     assert_eq!(b.try_acquire(1, 50 * MS), rejected(50 * MS));
@@ -212,14 +213,17 @@ fn caller_memory_holds_a_limiter_another_handle_attaches_to() {
 #[test]
 fn region_sizes() {
     const LINE: usize = 128;
+    // The totals after the limiter: admitted takes, cells and rejected takes,
+    // each a counter striped over 4 lines.
+    let totals = 3 * 4 * LINE;
     // The TAT on its own line, then 40 bytes of configuration (rate, period,
     // burst padded to 8, T, τ), rounded to a line.
-    assert_eq!(RateLimiter::region_size(), LINE + LINE + LINE);
+    assert_eq!(RateLimiter::region_size(), LINE + LINE + LINE + totals);
     // The constants' line (40 bytes of GCRA and the 8-byte seed), then 4096
     // slots of 8 bytes.
     assert_eq!(
         KeyedRateLimiter::region_size(),
-        LINE + LINE + KEYED_SLOTS * 8
+        LINE + LINE + KEYED_SLOTS * 8 + totals
     );
     assert_eq!(RateLimiter::region_align(), 128);
     assert_eq!(KeyedRateLimiter::region_align(), 128);
@@ -230,4 +234,38 @@ fn handles_are_send_and_sync() {
     fn send_sync<T: Send + Sync>() {}
     send_sync::<RateLimiter>();
     send_sync::<KeyedRateLimiter>();
+}
+
+/// DESIGN §8, "One set of totals": every handle of a shared limiter reads the
+/// takes of all; a count of cells the limiter can never grant is no take.
+#[test]
+fn every_handle_reads_the_totals_of_all() {
+    let n = name("totals");
+    // A burst of 3, one cell per 10 s.
+    let cfg = RateLimiterConfig {
+        rate: 1,
+        period_ns: 10_000_000_000,
+        burst: 3,
+    };
+    let a = RateLimiter::open_shared(&n, &cfg, &quick()).unwrap();
+    let b = RateLimiter::open_shared(&n, &cfg, &quick()).unwrap();
+    assert_eq!(a.try_acquire(2, 0), Ok(()));
+    assert_eq!(b.try_acquire(1, 0), Ok(()));
+    assert!(matches!(
+        a.try_acquire(1, 0),
+        Err(RateLimitError::Rejected { .. })
+    ));
+    assert!(matches!(
+        b.try_acquire(4, 0),
+        Err(RateLimitError::InvalidCells(_))
+    ));
+    let expected = LimiterTotals {
+        admitted: 2,
+        cells: 3,
+        rejected: 1,
+    };
+    let (ta, tb) = (a.totals(), b.totals());
+    let _ = RateLimiter::unlink_shared(&n);
+    assert_eq!(ta, expected);
+    assert_eq!(tb, expected);
 }

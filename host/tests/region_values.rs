@@ -324,7 +324,7 @@ fn a_zeroed_rate_limiter_is_corrupt_not_the_callers_fault() {
         "invalid rate_limiter.n: must be between 1 and 3"
     );
 
-    let offset = SharedRegion::<seawall_core::RateLimiter>::VALUE_OFFSET;
+    let offset = SharedRegion::<seawall_host::rate_limiter::LimiterCell>::VALUE_OFFSET;
     mem.write(offset, &vec![0; RateLimiter::region_size() - offset]);
     // What the unchecked call says today: the caller's fault.
     let e = l.try_acquire(1, SEC).unwrap_err();
@@ -346,7 +346,7 @@ fn a_rate_limiter_whose_burst_was_rewritten_is_corrupt() {
     assert!(a.created() && !b.created());
     // Another process rewrites the burst in the file: 3 → 2, a valid value.
     let path = format!("/dev/shm/seawall-rate-limiter-{name}");
-    let burst_at = SharedRegion::<seawall_core::RateLimiter>::VALUE_OFFSET
+    let burst_at = SharedRegion::<seawall_host::rate_limiter::LimiterCell>::VALUE_OFFSET
         + (core::ptr::from_ref(&b.config().burst) as usize - core::ptr::from_ref(&*b) as usize);
     let bytes = std::fs::read(&path).unwrap();
     assert_eq!(

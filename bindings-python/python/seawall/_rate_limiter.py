@@ -172,7 +172,9 @@ class RateLimiter:
         return None if math.isinf(self._max_wait) else self._max_wait
 
     def stats(self) -> "dict[str, int]":
-        """``{"admitted", "rejected"}``: this object's takes since it was made."""
+        """``{"admitted", "rejected", "cells"}``: takes admitted and refused,
+        and the cells the admitted ones spent, since the limiter was made; of
+        every process for a shared limiter (its region holds them)."""
         return self._native.stats()
 
     @staticmethod

@@ -26,7 +26,8 @@ braces, and an up-down counter for what is in use now (as
   bulkhead's count every process of the host
 * ``seawall.bulkhead.limit`` (up-down counter, ``{permit}``): ``max_concurrent``
 * ``seawall.bulkhead.rejections`` (counter, ``{call}``), attribute
-  ``seawall.reason``: ``full``, ``shed``, ``timeout`` (this process's)
+  ``seawall.reason``: ``full``, ``shed``, ``timeout`` (a shared bulkhead's
+  count every process of the host)
 * ``seawall.retry.retries`` (counter, ``{retry}``): retries allowed
 * ``seawall.retry.give_ups`` (counter, ``{call}``), attribute ``seawall.reason``:
   ``max_attempts``, ``deadline``, ``budget_exhausted``, ``throttled``
@@ -36,9 +37,14 @@ braces, and an up-down counter for what is in use now (as
 
 Live objects of one kind that share a name are one set of points, as in
 :mod:`seawall.prometheus`: counters summed, a shared region counted once.
+Host-wide or per process (DESIGN §8): a shared breaker's and bulkhead's
+figures live in its region, the same from every worker; the retry and chaos
+points are this process's and carry ``process.pid``.
 """
 
 from __future__ import annotations
+
+import os
 
 from typing import Any, Callable, Dict, Iterable, List, Optional
 
@@ -129,7 +135,7 @@ class Instruments:
         for n, ms in self._breaker_metrics().items():
             yield Observation(sum(m["totals"]["slow"] for m in ms), {"seawall.name": n})
 
-    # -- bulkheads: gauges from the region (once), rejections from each handle
+    # -- bulkheads: a shared bulkhead's gauges and totals live in its region, read once
     def _bulkhead_gauge(self, key: str) -> Iterable[Observation]:
         for n, g in self._groups(Bulkhead).items():
             yield Observation(sum(o.metrics()[key] for o in _registry.once_per_region(g)),
@@ -146,34 +152,40 @@ class Instruments:
 
     def _bulkhead_rejections(self) -> Iterable[Observation]:
         for n, g in self._groups(Bulkhead).items():
-            own = [o.metrics() for o in g]
+            ms = [o.metrics() for o in _registry.once_per_region(g)]
             for reason in _BULKHEAD_REASONS:
-                yield Observation(sum(m[f"rejected_{reason}"] for m in own),
+                yield Observation(sum(m[f"rejected_{reason}"] for m in ms),
                                   {"seawall.name": n, "seawall.reason": reason})
 
-    # -- retries: each object's own decisions
+    # -- retries: each object's own decisions, this process's (``process.pid``)
     def _retries(self) -> Iterable[Observation]:
         for n, g in self._groups(Retry).items():
-            yield Observation(sum(o.stats()["allowed"] for o in g), {"seawall.name": n})
+            yield Observation(sum(o.stats()["allowed"] for o in g), {"seawall.name": n, **_this_process()})
 
     def _give_ups(self) -> Iterable[Observation]:
         for n, g in self._groups(Retry).items():
             stats = [o.stats() for o in g]
             for reason in _GIVE_UP_REASONS:
                 yield Observation(sum(s[reason] for s in stats),
-                                  {"seawall.name": n, "seawall.reason": reason})
+                                  {"seawall.name": n, "seawall.reason": reason, **_this_process()})
 
 
-    # -- chaos policies: each object's own counts
+    # -- chaos policies: each object's own counts, this process's (``process.pid``)
     def _chaos_calls(self) -> Iterable[Observation]:
         for n, g in self._groups(Chaos).items():
-            yield Observation(sum(o.metrics()["calls"] for o in g), {"seawall.name": n})
+            yield Observation(sum(o.metrics()["calls"] for o in g), {"seawall.name": n, **_this_process()})
 
     def _chaos_injections(self) -> Iterable[Observation]:
         for n, g in self._groups(Chaos).items():
             ms = [o.metrics() for o in g]
             for fault, key in _CHAOS_FAULTS:
-                yield Observation(sum(m[key] for m in ms), {"seawall.name": n, "seawall.fault": fault})
+                yield Observation(sum(m[key] for m in ms),
+                                  {"seawall.name": n, "seawall.fault": fault, **_this_process()})
+
+
+def _this_process() -> Dict[str, int]:
+    """The attribute of a per-process point (OpenTelemetry's ``process.pid``)."""
+    return {"process.pid": os.getpid()}
 
 
 def _callback(read: Callable[[], Iterable[Observation]]) -> Callable[[CallbackOptions], Iterable[Observation]]:

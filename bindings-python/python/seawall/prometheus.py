@@ -17,17 +17,17 @@ Metrics (label ``name``):
 * ``seawall_bulkhead_rejections_total{reason}``: ``full``, ``shed``, ``timeout``
 * ``seawall_retries_allowed_total{pid}``, ``seawall_retries_denied_total{pid, reason}``:
   ``max_attempts``, ``deadline``, ``budget_exhausted``, ``throttled``
-* ``seawall_rate_limiter_admitted_total{pid}``, ``seawall_rate_limiter_rejected_total{pid}``:
-  takes of this process's rate limiter handles
+* ``seawall_rate_limiter_admitted_total``, ``seawall_rate_limiter_rejected_total``:
+  takes each rate limiter admitted and refused
 * ``seawall_chaos_calls_total{pid}``, ``seawall_chaos_injected_total{pid, fault}``: calls
   through each chaos policy, and faults it injected: ``latency``, ``hang``,
   ``failure`` (:class:`~seawall.ChaosError` raised)
 
 Host-wide or per process (DESIGN §8, "One set of totals"): what a shared
 breaker or bulkhead counts lives in its region, so every worker of the host
-exports the same figures (state, calls, rejections, ``active``, ``queued``);
-scrape any one worker. The series that carry a ``pid`` label (retries, rate
-limiter takes, chaos) are the exporting process's own: sum them over the
+exports the same figures (state, calls, rejections, ``active``, ``queued``,
+rate limiter takes); scrape any one worker. The series that carry a ``pid``
+label (retries, chaos) are the exporting process's own: sum them over the
 workers (``sum without (pid)``).
 
 One series per name and label set, as Prometheus requires: live objects of one
@@ -89,8 +89,8 @@ class SeawallCollector(Collector):
         bh_rejected = CounterMetricFamily("seawall_bulkhead_rejections", "Calls refused by the bulkhead, by reason.", labels=["name", "reason"])
         allowed = CounterMetricFamily("seawall_retries_allowed", "Retries allowed (this process).", labels=["name", "pid"])
         denied = CounterMetricFamily("seawall_retries_denied", "Retries refused, by reason (this process).", labels=["name", "pid", "reason"])
-        rl_admitted = CounterMetricFamily("seawall_rate_limiter_admitted", "Takes the rate limiter admitted (this process).", labels=["name", "pid"])
-        rl_rejected = CounterMetricFamily("seawall_rate_limiter_rejected", "Takes the rate limiter refused (over the rate) (this process).", labels=["name", "pid"])
+        rl_admitted = CounterMetricFamily("seawall_rate_limiter_admitted", "Takes the rate limiter admitted.", labels=["name"])
+        rl_rejected = CounterMetricFamily("seawall_rate_limiter_rejected", "Takes the rate limiter refused (over the rate).", labels=["name"])
         chaos_calls = CounterMetricFamily("seawall_chaos_calls", "Calls through the chaos policy (this process).", labels=["name", "pid"])
         chaos_injected = CounterMetricFamily("seawall_chaos_injected", "Faults the chaos policy injected, by fault (this process).", labels=["name", "pid", "fault"])
         pid = str(os.getpid())
@@ -116,9 +116,10 @@ class SeawallCollector(Collector):
                 for reason in ("full", "shed", "timeout"):
                     bh_rejected.add_metric([n, reason], sum(m[f"rejected_{reason}"] for m in ms))
             elif kind is RateLimiter:
-                counts = [o.stats() for o in group]
-                rl_admitted.add_metric([n, pid], sum(c["admitted"] for c in counts))
-                rl_rejected.add_metric([n, pid], sum(c["rejected"] for c in counts))
+                # A shared limiter's totals are the region's: once per region.
+                counts = [o.stats() for o in _registry.once_per_region(group)]
+                rl_admitted.add_metric([n], sum(c["admitted"] for c in counts))
+                rl_rejected.add_metric([n], sum(c["rejected"] for c in counts))
             elif kind is Chaos:
                 cm = [o.metrics() for o in group]
                 chaos_calls.add_metric([n, pid], sum(m["calls"] for m in cm))

@@ -315,7 +315,10 @@ pub unsafe extern "C" fn seawall_rate_limiter_get_config(
 /// conforms `*out_retry_after_ns` ns after `now_ns` unless others take cells
 /// first (`UINT64_MAX`: never, past the end of the clock).
 /// `SEAWALL_STATUS_INVALID_CONFIG`: `n` is 0 or above `burst` (no time would
-/// admit it). `out_retry_after_ns` may be NULL. Lock-free, no allocation.
+/// admit it). `SEAWALL_STATUS_REGION_CORRUPT`: a refusal that the limiter's
+/// configuration never gives (its shared region was overwritten).
+/// `out_retry_after_ns` may be NULL. Lock-free, no allocation. Counted in the
+/// limiter's totals (a shared limiter's: every process's).
 ///
 /// # Safety
 /// `limiter` is NULL or a live handle; `out_retry_after_ns` is NULL or
@@ -330,7 +333,7 @@ pub unsafe extern "C" fn seawall_rate_limiter_try_acquire(
     guard(|| {
         // SAFETY: the caller's promise on `limiter`.
         let l = unsafe { handle(limiter) }?;
-        decided(l.try_acquire(n, now_ns), out_retry_after_ns)
+        decided(l.try_acquire_checked(n, now_ns)?, out_retry_after_ns)
     })
 }
 
@@ -488,7 +491,7 @@ pub unsafe extern "C" fn seawall_keyed_rate_limiter_try_acquire(
     guard(|| {
         // SAFETY: the caller's promise on `limiter`.
         let l = unsafe { keyed(limiter) }?;
-        decided(l.try_acquire(key, n, now_ns), out_retry_after_ns)
+        decided(l.try_acquire_checked(key, n, now_ns)?, out_retry_after_ns)
     })
 }
 
@@ -524,7 +527,7 @@ pub unsafe extern "C" fn seawall_keyed_rate_limiter_try_acquire_bytes(
             unsafe { core::slice::from_raw_parts(key, key_len) }
         };
         let word = key_of_bytes(l.key_seed(), bytes);
-        decided(l.try_acquire(word, n, now_ns), out_retry_after_ns)
+        decided(l.try_acquire_checked(word, n, now_ns)?, out_retry_after_ns)
     })
 }
 

@@ -1,10 +1,10 @@
 'use strict';
-// DESIGN §8, "One set of totals": a shared bulkhead's lifetime figures live in
+// DESIGN §8, "One set of totals": a shared bulkhead's and rate limiter's lifetime figures live in
 // its region, so every handle (every worker process) reports the same ones.
 // Expected figures are worked out by hand from the sequence of calls.
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { Bulkhead, sharedSupported } = require('..');
+const { Bulkhead, RateLimiter, sharedSupported } = require('..');
 const { deferred, rejection } = require('./helpers');
 
 const skip = !sharedSupported() && 'no native 128-bit atomics';
@@ -32,5 +32,24 @@ test('two handles of one shared bulkhead report the same admitted and rejected f
   for (const h of [a, b]) {
     const m = h.metrics();
     assert.deepEqual({ admitted: m.admitted, rejected: m.rejected }, expected, h.name);
+  }
+});
+
+test('two handles of one shared rate limiter report the same takes and cells', { skip }, (t) => {
+  const name = `node-limiter-totals-${process.pid}-${Date.now()}`;
+  RateLimiter.unlinkShared(name);
+  t.after(() => RateLimiter.unlinkShared(name));
+  // A burst of 3, refilled one cell per 10 s: a takes 2 cells, b 1, then both
+  // are refused (admitted 2 takes, 3 cells; rejected 2).
+  const opts = { shared: name, rate: 1, perMs: 10_000, burst: 3 };
+  const a = new RateLimiter({ ...opts, name: 'a' });
+  const b = new RateLimiter({ ...opts, name: 'b' });
+  assert.equal(a.tryAcquire(2), true);
+  assert.equal(b.tryAcquire(1), true);
+  assert.equal(a.tryAcquire(1), false);
+  assert.equal(b.tryAcquire(1), false);
+  for (const h of [a, b]) {
+    const { admitted, rejected, cells } = h.metrics();
+    assert.deepEqual({ admitted, rejected, cells }, { admitted: 2, rejected: 2, cells: 3 });
   }
 });
