@@ -1,5 +1,7 @@
-"""Worker processes for test_shared.py (spawned: they import this module)."""
+"""Worker processes for test_shared.py and test_self_healing.py (spawned or
+forked by a fork server: they import this module)."""
 
+import random
 import time
 
 import seawall
@@ -148,6 +150,44 @@ def bulkhead_hold_forever(name, config, wait, ready):
         permit = bh.try_acquire()
         ready.set()
         time.sleep(120.0)  # killed while it holds
+        permit.release()
+
+
+# -- a kill storm on a shared bulkhead's queue ----------------------------------
+
+STORM = dict(max_concurrent=3, max_queue=8)
+
+
+def queue_churn(name, seed):
+    """Until killed: take and give up permits and queue places of the shared
+    bulkhead `name` in every way a caller has: `enqueue()` tickets looked at a
+    random number of times, then taken or cancelled; `acquire()` waiting up to
+    10 ms; `try_acquire()`. Each permit is held for up to 2 ms."""
+    rng = random.Random(seed)
+    bh = seawall.Bulkhead(shared=name, **STORM)
+    while True:
+        way = rng.randrange(3)
+        try:
+            if way == 0:
+                got = bh.enqueue()
+                if isinstance(got, seawall.BulkheadTicket):
+                    for _ in range(rng.randrange(1, 40)):
+                        if got.granted():
+                            break
+                        time.sleep(0.0002)
+                    permit = got.take()
+                    if permit is None:
+                        got.cancel()
+                        continue
+                else:
+                    permit = got
+            elif way == 1:
+                permit = bh.acquire(timeout=rng.uniform(0.0, 0.01))
+            else:
+                permit = bh.try_acquire()
+        except seawall.BulkheadFullError:
+            continue
+        time.sleep(rng.uniform(0.0, 0.002))
         permit.release()
 
 
