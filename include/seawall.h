@@ -1420,6 +1420,8 @@ seawall_status seawall_breaker_epoch(const struct seawall_breaker *breaker, uint
 /**
  * What a rejection in open would report at `now_ns` (ns until the open period
  * ends), or `SEAWALL_NONE` when an acquire now would not be rejected in open.
+ * `SEAWALL_STATUS_REGION_CORRUPT` when it is longer than any open period the
+ * configuration allows (the shared region was overwritten).
  *
  * # Safety
  * `breaker` is NULL or a live handle; `out_ns` is NULL or writable. Thread-safe.
@@ -1431,6 +1433,8 @@ seawall_status seawall_breaker_retry_after(const struct seawall_breaker *breaker
 /**
  * A snapshot of state, window (as of `now_ns`), totals and outstanding permits.
  * Reading changes nothing. Not for the hot path: it scans the permit table.
+ * `SEAWALL_STATUS_REGION_CORRUPT` when the snapshot holds what the
+ * configuration never allows (the shared region was overwritten).
  *
  * # Safety
  * `breaker` is NULL or a live handle; `out` is NULL or writable. Thread-safe.
@@ -2558,6 +2562,8 @@ seawall_status seawall_semaphore_acquire_timeout(const struct seawall_semaphore 
 /**
  * Occupancy (`active`, `queued`, one atomic read) and the permits and tickets
  * callers hold (a scan of the holder table: not for the hot path).
+ * `SEAWALL_STATUS_REGION_CORRUPT` when it counts more permits or waiters than
+ * the configuration allows (the shared region was overwritten).
  *
  * # Safety
  * `semaphore` is NULL or a live handle; `out` is NULL or writable. Thread-safe.

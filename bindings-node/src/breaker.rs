@@ -367,28 +367,38 @@ fn new_breaker(
 
 /// Ask breaker `h` to make one call now: a permit code (≥ 0) or a rejection (< 0).
 pub fn breaker_acquire(h: f64) -> Result<f64> {
-    with(h, |b| acquire_ns(b, monotonic_ns()))
+    with(h, |b| acquire_ns(b, monotonic_ns()))?
 }
 
 /// [`breaker_acquire`] at `now_ms` of the caller's clock.
 #[napi]
 pub fn breaker_acquire_at(h: f64, now_ms: f64) -> Result<f64> {
-    with(h, |b| acquire_ns(b, ms_to_ns(now_ms)))
+    with(h, |b| acquire_ns(b, ms_to_ns(now_ms)))?
 }
 
-fn acquire_ns(inner: &Inner, now: u64) -> f64 {
-    match inner.breaker.try_acquire(now) {
-        Ok(p) => {
-            // Without a permit table the id is 0 and the code is `epoch · SLOTS`.
-            let slot = ((p.id & 0xFFFF_FFFF) % PERMIT_CODE_SPAN) as usize;
-            if let Some(h) = &inner.holdings {
-                h.acquired(slot, p);
+/// A breaker's shared region holding what its configuration never gives: `ESHARED`.
+fn corrupted(Corrupt: Corrupt) -> napi::Error<Code> {
+    error(
+        Code::Shared("untrusted"),
+        "the shared breaker's region holds values its configuration never gives: it was overwritten",
+    )
+}
+
+fn acquire_ns(inner: &Inner, now: u64) -> Result<f64> {
+    Ok(
+        match inner.breaker.try_acquire_checked(now).map_err(corrupted)? {
+            Ok(p) => {
+                // Without a permit table the id is 0 and the code is `epoch · SLOTS`.
+                let slot = ((p.id & 0xFFFF_FFFF) % PERMIT_CODE_SPAN) as usize;
+                if let Some(h) = &inner.holdings {
+                    h.acquired(slot, p);
+                }
+                permit_code(p.epoch, slot)
             }
-            permit_code(p.epoch, slot)
-        }
-        Err(AcquireError::Rejected(r)) => breaker_rejection(r),
-        Err(AcquireError::PermitsExhausted) => REJECTED_PERMITS_EXHAUSTED,
-    }
+            Err(AcquireError::Rejected(r)) => breaker_rejection(r),
+            Err(AcquireError::PermitsExhausted) => REJECTED_PERMITS_EXHAUSTED,
+        },
+    )
 }
 
 /// Record how the call admitted with permit `code` ended (`outcome` 0 success,
@@ -488,7 +498,13 @@ pub fn breaker_state_word(h: f64) -> Result<f64> {
 #[napi]
 pub fn breaker_retry_after_ms(h: f64, now_ms: Option<f64>) -> Result<Option<f64>> {
     let now = now_ms.map_or_else(monotonic_ns, ms_to_ns);
-    with(h, |inner| inner.breaker.retry_after(now).map(ns_to_ms))
+    with(h, |inner| {
+        inner
+            .breaker
+            .retry_after_checked(now)
+            .map(|r| r.map(ns_to_ms))
+            .map_err(corrupted)
+    })?
 }
 
 /// A snapshot of breaker `h` as of `now_ms` (default: now). Reading changes
@@ -497,9 +513,9 @@ pub fn breaker_retry_after_ms(h: f64, now_ms: Option<f64>) -> Result<Option<f64>
 pub fn breaker_metrics(h: f64, now_ms: Option<f64>) -> Result<NativeBreakerMetrics> {
     let now = now_ms.map_or_else(monotonic_ns, ms_to_ns);
     with(h, |inner| {
-        let m = inner.breaker.metrics(now);
-        metrics_object(&m.core, m.permits_outstanding)
-    })
+        let m = inner.breaker.metrics_checked(now).map_err(corrupted)?;
+        Ok(metrics_object(&m.core, m.permits_outstanding))
+    })?
 }
 
 /// Start breaker `h` from an exported state (DESIGN §3.7): `state` one of the

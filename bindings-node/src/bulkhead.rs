@@ -29,7 +29,9 @@ use std::sync::Arc;
 
 use napi::bindgen_prelude::{Env, External, Function};
 use napi_derive::napi;
-use seawall_core::{Priority, PriorityShares, RejectReason, SemaphoreConfig, SemaphoreRejected};
+use seawall_core::{
+    Corrupt, Priority, PriorityShares, RejectReason, SemaphoreConfig, SemaphoreRejected,
+};
 use seawall_host::holders::HolderError;
 use seawall_host::semaphore::{
     AcquireError, Acquired, Cancelled, GaveUp, Permit, Polled, SHARED_WAIT_POLL, Semaphore, Ticket,
@@ -37,9 +39,9 @@ use seawall_host::semaphore::{
 use seawall_host::shared::OpenOptions;
 
 use crate::boundary::{
-    ADMITTED, CANCEL_CANCELLED, CANCEL_PASSED_ON, CANCEL_UNKNOWN, POLL_CANCELLED, POLL_GRANTED,
-    POLL_UNKNOWN, POLL_WAITING, RELEASE_NOT_HELD, Result, holder_code, holder_id, priority_of,
-    semaphore_rejection, throwing,
+    ADMITTED, CANCEL_CANCELLED, CANCEL_PASSED_ON, CANCEL_UNKNOWN, Code, POLL_CANCELLED,
+    POLL_GRANTED, POLL_UNKNOWN, POLL_WAITING, RELEASE_NOT_HELD, Result, error, holder_code,
+    holder_id, priority_of, semaphore_rejection, throwing,
 };
 
 use crate::convert::{config_error, count, percent, region_error};
@@ -127,8 +129,14 @@ impl Drop for Sem {
 }
 
 impl Sem {
-    fn acquire(&self, p: Priority, wait: bool) -> f64 {
-        match self.sem.acquire(p, wait) {
+    fn acquire(&self, p: Priority, wait: bool) -> Result<f64> {
+        let got = self.sem.acquire_checked(p, wait).map_err(|Corrupt| {
+            error(
+                Code::Shared("untrusted"),
+                "the shared bulkhead's region holds values its configuration never gives: it was overwritten",
+            )
+        })?;
+        Ok(match got {
             Ok(Acquired::Admitted(permit)) => {
                 if let Some(h) = &self.holdings {
                     h.held.borrow_mut().push(permit.id);
@@ -154,7 +162,7 @@ impl Sem {
                     queued: s.queued,
                 })
             }
-        }
+        })
     }
 
     /// The ticket `code` names, if this handle may poll or cancel it (a shared
@@ -332,7 +340,7 @@ pub fn semaphore_unwatch(h: f64) -> Result<()> {
 /// 2 normal, 3 low.
 pub fn semaphore_acquire(h: f64, priority: u32, wait: bool) -> Result<f64> {
     let p = priority_of(priority);
-    with(h, |sem| sem.acquire(p, wait))
+    with(h, |sem| sem.acquire(p, wait))?
 }
 
 /// Where `ticket` stands (0 waiting, 1 granted, 2 cancelled, 3 unknown).

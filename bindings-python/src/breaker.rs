@@ -99,7 +99,22 @@ fn state_of(word: u64) -> &'static str {
 impl BreakerCore {
     /// Ask to make one call at `now` (ns): a permit, or `CircuitOpenError`.
     pub fn acquire(&self, py: Python<'_>, now: u64) -> PyResult<Permit> {
-        self.settle(py, self.breaker.try_acquire(now), || now)
+        let got = self.uncorrupted(py, self.breaker.try_acquire_checked(now))?;
+        self.settle(py, got, || now)
+    }
+
+    /// `got`, or `SharedRegionError` when the breaker's shared region holds
+    /// what its configuration never gives (another process overwrote it).
+    pub fn uncorrupted<T>(&self, py: Python<'_>, got: Result<T, Corrupt>) -> PyResult<T> {
+        got.map_err(|Corrupt| {
+            errors::shared_region(
+                py,
+                &format!(
+                    "circuit breaker {:?}: its shared region holds values its configuration never gives (overwritten by another process?)",
+                    self.name.as_deref().unwrap_or("")
+                ),
+            )
+        })
     }
 
     /// Start a call: its permit (or `CircuitOpenError`) and its start time (ns),
@@ -117,7 +132,8 @@ impl BreakerCore {
             return Ok((self.acquire(py, start)?, Some(start)));
         }
         let os = seawall_host::clock::monotonic_ns;
-        Ok((self.settle(py, self.breaker.try_acquire_at(os), os)?, None))
+        let got = self.uncorrupted(py, self.breaker.try_acquire_checked_at(os))?;
+        Ok((self.settle(py, got, os)?, None))
     }
 
     /// The duration and the end (ns) of a call [`begin`](Self::begin) started
@@ -526,7 +542,10 @@ impl Breaker {
     #[getter]
     fn retry_after(&self, py: Python<'_>) -> PyResult<Option<f64>> {
         let now = self.core.clock.now(py)?;
-        Ok(self.core.breaker.retry_after(now).map(ns_to_secs))
+        let retry_after = self
+            .core
+            .uncorrupted(py, self.core.breaker.retry_after_checked(now))?;
+        Ok(retry_after.map(ns_to_secs))
     }
 
     /// Whether the breaker lives in a shared region.
@@ -653,7 +672,9 @@ impl Breaker {
     /// A snapshot: state, window, rates (percent), totals (dict).
     fn metrics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let now = self.core.clock.now(py)?;
-        let snapshot = self.core.breaker.metrics(now);
+        let snapshot = self
+            .core
+            .uncorrupted(py, self.core.breaker.metrics_checked(now))?;
         let (m, outstanding) = (snapshot.core, snapshot.permits_outstanding);
         let rate = |r: Option<seawall_core::Ratio>| r.map(seawall_host::units::percent_of_ratio);
         let d = PyDict::new(py);

@@ -589,3 +589,19 @@ def test_a_full_permit_table_is_a_typed_refusal(region):
     for p in held:
         p.ignore()
     assert b.metrics()["permits_outstanding"] == 0
+
+
+def test_an_overwritten_bulkhead_region_is_a_shared_region_error_not_a_count(bulkhead_region):
+    # DESIGN §8: values read from a region are checked against the configuration
+    # this process holds. The core semaphore's state word is the first word
+    # after the 128-byte header, `active` in its low 20 bits.
+    pool = seawall.Bulkhead(4, 0, shared=bulkhead_region)
+    with pool.try_acquire():
+        assert pool.metrics()["active"] == 1
+    with open(f"/dev/shm/seawall-semaphore-{bulkhead_region}", "r+b") as f:
+        f.seek(128)
+        f.write((693_800).to_bytes(8, "little"))
+    with pytest.raises(seawall.SharedRegionError):
+        pool.metrics()
+    with pytest.raises(seawall.SharedRegionError):
+        pool.try_acquire()

@@ -131,6 +131,10 @@ fn a_breaker_open_for_54_years_is_corrupt() {
     };
     assert_eq!(check_rejected(longest, rejected), Ok(rejected));
     assert!(check_breaker_metrics(&held, b.metrics(now).core).is_ok());
+    // The handle's checked forms pass honest values through.
+    assert_eq!(b.retry_after_checked(now), Ok(Some(20 * SEC)));
+    assert!(matches!(b.try_acquire_checked(now), Ok(Err(_))));
+    assert!(b.metrics_checked(now).is_ok());
 
     // The core breaker is the cell's first field and its state word the core's
     // first: `open_until` is the high half of that 128-bit word.
@@ -138,19 +142,24 @@ fn a_breaker_open_for_54_years_is_corrupt() {
     assert_eq!(mem.read_u64(until_at), t + 30 * SEC, "layout as expected");
     mem.write(until_at, &(now + 1_713_643_524_538 * MS).to_le_bytes());
 
-    // What the handle reports today, read as it stands.
+    // The core's own reading, as it stands.
     assert_eq!(b.retry_after(now), Some(1_713_643_524_538 * MS));
     assert_eq!(check_retry_after(&held, b.retry_after(now)), Err(Corrupt));
-    let rejected = match b.try_acquire(now) {
-        Err(seawall_host::breaker::AcquireError::Rejected(r)) => r,
-        other => panic!("expected a rejection, got {other:?}"),
-    };
-    assert_eq!(rejected.retry_after_ns, Some(1_713_643_524_538 * MS));
-    assert_eq!(check_rejected(longest, rejected), Err(Corrupt));
     assert_eq!(
         check_breaker_metrics(&held, b.metrics(now).core),
         Err(Corrupt)
     );
+    // What the handle answers: the checked forms say Corrupt (C's
+    // REGION_CORRUPT, Python's SharedRegionError, Node's ESHARED); the plain
+    // acquire refuses with no retry-after rather than one of 54 years.
+    assert_eq!(b.retry_after_checked(now), Err(Corrupt));
+    assert_eq!(b.try_acquire_checked(now), Err(Corrupt));
+    assert!(b.metrics_checked(now).is_err());
+    let rejected = match b.try_acquire(now) {
+        Err(seawall_host::breaker::AcquireError::Rejected(r)) => r,
+        other => panic!("expected a rejection, got {other:?}"),
+    };
+    assert_eq!(rejected.retry_after_ns, None);
 }
 
 #[test]
@@ -285,6 +294,10 @@ fn a_bulkhead_of_4_with_693800_active_is_corrupt() {
     assert_eq!((snap.active, snap.queued), (693_800, 0));
     assert_eq!(check_snapshot(&held, snap), Err(Corrupt));
     assert_eq!(permits.len(), 3);
+    // What the handle answers: its checked forms say Corrupt, never "693800 active".
+    assert_eq!(s.snapshot_checked(), Err(Corrupt));
+    assert!(s.full_snapshot_checked().is_err());
+    assert_eq!(s.try_acquire_checked(Priority::Normal), Err(Corrupt));
 
     // The whole structure zeroed: its configuration is no longer the one agreed.
     let offset = SharedRegion::<SemaphoreCell>::VALUE_OFFSET;

@@ -300,7 +300,9 @@ impl Bulkhead {
     fn metrics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
         let sem = &self.core.sem;
         let shared = sem.is_shared();
-        let f = sem.full_snapshot();
+        let f = sem
+            .full_snapshot_checked()
+            .map_err(|_| self.core.corrupt(py))?;
         let outstanding = shared.then_some((f.permits_outstanding, f.tickets_outstanding));
         let config = sem.config();
         // Lifetime figures: a shared bulkhead's are every process's (its region's).

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use seawall_core::{Priority, RejectReason, TicketState};
+use seawall_core::{Corrupt, Priority, RejectReason, TicketState};
 use seawall_host::semaphore::{
     AcquireError, Acquired, Cancelled, GaveUp, Permit, Polled, ReleaseWaiter,
     SEMAPHORE_HOLDER_SLOTS, Semaphore, Ticket,
@@ -134,7 +134,11 @@ impl SemCore {
     /// Take a permit now, or (if `wait` and there is room) a ticket; a refusal is
     /// `BulkheadFullError`.
     pub fn enter(&self, py: Python<'_>, p: Priority, wait: bool) -> PyResult<Got> {
-        match self.sem.acquire(p, wait) {
+        let got = self
+            .sem
+            .acquire_checked(p, wait)
+            .map_err(|Corrupt| self.corrupt(py))?;
+        match got {
             Ok(Acquired::Admitted(permit)) => Ok(Got::Admitted(permit.id)),
             Ok(Acquired::Queued(t)) => Ok(Got::Queued(t.id)),
             Err(AcquireError::PermitsExhausted) => Err(errors::seawall(
@@ -221,6 +225,17 @@ impl SemCore {
     /// The permit a look took for ticket `t` goes to a `BulkheadPermit`.
     pub(super) fn admit(&self, t: u64) {
         self.waiters.unregister(t);
+    }
+
+    /// `SharedRegionError`: the region holds what the configuration never gives.
+    pub(super) fn corrupt(&self, py: Python<'_>) -> PyErr {
+        errors::shared_region(
+            py,
+            &format!(
+                "shared bulkhead {:?}: its region holds values its configuration never gives (overwritten by another process?)",
+                self.name.as_deref().unwrap_or("")
+            ),
+        )
     }
 
     pub(super) fn ticket_lost(&self, py: Python<'_>) -> PyErr {

@@ -791,6 +791,8 @@ pub unsafe extern "C" fn seawall_breaker_epoch(
 
 /// What a rejection in open would report at `now_ns` (ns until the open period
 /// ends), or `SEAWALL_NONE` when an acquire now would not be rejected in open.
+/// `SEAWALL_STATUS_REGION_CORRUPT` when it is longer than any open period the
+/// configuration allows (the shared region was overwritten).
 ///
 /// # Safety
 /// `breaker` is NULL or a live handle; `out_ns` is NULL or writable. Thread-safe.
@@ -804,14 +806,17 @@ pub unsafe extern "C" fn seawall_breaker_retry_after(
         // SAFETY: the caller's promise on `breaker`.
         let b = unsafe { handle(breaker) }?;
         let o = out(out_ns, "out_ns")?;
+        let retry_after = b.retry_after_checked(now_ns)?;
         // SAFETY: checked non-NULL, writable per the caller.
-        unsafe { put(o, none_if_off(b.retry_after(now_ns))) };
+        unsafe { put(o, none_if_off(retry_after)) };
         Ok(seawall_status::Ok)
     })
 }
 
 /// A snapshot of state, window (as of `now_ns`), totals and outstanding permits.
 /// Reading changes nothing. Not for the hot path: it scans the permit table.
+/// `SEAWALL_STATUS_REGION_CORRUPT` when the snapshot holds what the
+/// configuration never allows (the shared region was overwritten).
 ///
 /// # Safety
 /// `breaker` is NULL or a live handle; `out` is NULL or writable. Thread-safe.
@@ -825,8 +830,9 @@ pub unsafe extern "C" fn seawall_breaker_get_metrics(
         // SAFETY: the caller's promise on `breaker`.
         let b = unsafe { handle(breaker) }?;
         let o = out_arg(out)?;
+        let m = b.metrics_checked(now_ns)?;
         // SAFETY: checked non-NULL, writable per the caller.
-        unsafe { put(o, c_metrics(&b.metrics(now_ns))) };
+        unsafe { put(o, c_metrics(&m)) };
         Ok(seawall_status::Ok)
     })
 }

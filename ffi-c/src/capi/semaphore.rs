@@ -688,6 +688,8 @@ pub unsafe extern "C" fn seawall_semaphore_acquire_timeout(
 
 /// Occupancy (`active`, `queued`, one atomic read) and the permits and tickets
 /// callers hold (a scan of the holder table: not for the hot path).
+/// `SEAWALL_STATUS_REGION_CORRUPT` when it counts more permits or waiters than
+/// the configuration allows (the shared region was overwritten).
 ///
 /// # Safety
 /// `semaphore` is NULL or a live handle; `out` is NULL or writable. Thread-safe.
@@ -700,7 +702,7 @@ pub unsafe extern "C" fn seawall_semaphore_get_snapshot(
         // SAFETY: the caller's promise on `semaphore`.
         let s = unsafe { handle(semaphore) }?;
         let o = self::out(out, "out")?;
-        let f = s.full_snapshot();
+        let f = s.full_snapshot_checked()?;
         let snap = seawall_semaphore_snapshot {
             active: f.active,
             queued: f.queued,

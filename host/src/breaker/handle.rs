@@ -15,7 +15,7 @@ use super::observed::Observed;
 use super::slots::{PermitSlots, Tracked, each_tracked};
 use super::{AcquireError, Permit};
 use crate::permits::PermitError;
-use crate::shared::{self, OpenOptions, RegionError, Shareable, SharedRegion};
+use crate::shared::{self, OpenOptions, RegionError, Shareable, SharedRegion, sanity};
 
 /// Where a cell lives.
 pub(super) enum Storage<T: Shareable> {
@@ -55,6 +55,11 @@ pub struct Metrics {
 pub struct Breaker {
     inner: Inner,
     created: bool,
+    /// The configuration this process holds (its own, or the region's when it
+    /// attached to caller memory), and the longest open period it allows:
+    /// what values read from a shared region are checked against (DESIGN §8).
+    config: BreakerConfig,
+    longest_open_ns: u64,
 }
 
 impl core::fmt::Debug for Breaker {
@@ -96,13 +101,22 @@ fn holds_capacity(e: &AcquireError) -> bool {
 }
 
 impl Breaker {
+    fn of(inner: Inner, created: bool) -> Self {
+        let mut b = Self {
+            inner,
+            created,
+            config: BreakerConfig::DEFAULT,
+            longest_open_ns: 0,
+        };
+        b.config = with_breaker!(b, c => *c.config());
+        b.longest_open_ns = sanity::longest_open_ns(&b.config);
+        b
+    }
+
     /// A breaker in this process's memory, with a permit table: a permit recorded
     /// twice is [`PermitError::AlreadyUsed`] the second time (what C callers get).
     pub fn new(config: BreakerConfig) -> Result<Self, ConfigError> {
-        Ok(Self {
-            inner: Inner::Tracked(Tracked::local(&config)?),
-            created: true,
-        })
+        Ok(Self::of(Inner::Tracked(Tracked::local(&config)?), true))
     }
 
     /// A breaker in this process's memory without a permit table, for a host
@@ -113,10 +127,7 @@ impl Breaker {
     /// table; the smallest window type that fits) and admits a call without
     /// claiming a table slot.
     pub fn new_without_permit_table(config: BreakerConfig) -> Result<Self, ConfigError> {
-        Ok(Self {
-            inner: Inner::Untracked(Untracked::new(config)?),
-            created: true,
-        })
+        Ok(Self::of(Inner::Untracked(Untracked::new(config)?), true))
     }
 
     /// Create or attach the breaker named `name`, shared by every process of the
@@ -144,10 +155,7 @@ impl Breaker {
         options: &OpenOptions,
     ) -> Result<Self, RegionError> {
         let (t, created) = Tracked::open_shared(name, config, slots, options)?;
-        let b = Self {
-            inner: Inner::Tracked(t),
-            created,
-        };
+        let b = Self::of(Inner::Tracked(t), created);
         // Self-healing (DESIGN §8): what processes that died before this open
         // held comes back now, so a service restarted whole starts whole.
         if !created {
@@ -202,10 +210,7 @@ impl Breaker {
                 }
             }
         };
-        Ok(Self {
-            inner: Inner::Tracked(inner),
-            created: true,
-        })
+        Ok(Self::of(Inner::Tracked(inner), true))
     }
 
     /// Attach to a breaker [`init_in`](Self::init_in) built in caller memory,
@@ -223,10 +228,7 @@ impl Breaker {
             }
             Err(e) => return Err(e),
         };
-        Ok(Self {
-            inner: Inner::Tracked(inner),
-            created: false,
-        })
+        Ok(Self::of(Inner::Tracked(inner), false))
     }
 
     /// Whether this handle created (and initialised) its breaker.
@@ -312,9 +314,18 @@ impl Breaker {
         let mut read = None;
         let mut at = || *read.get_or_insert_with(|| clock.take().map_or(0, |f| f()));
         let first = self.acquire_once(&mut at);
-        match first {
+        let answer = match first {
             Ok(Err(ref e)) if holds_capacity(e) && self.heal(at()) => self.acquire_once(at),
             _ => first,
+        };
+        // A refusal read from a shared region is checked against the
+        // configuration this process holds: a retry-after of decades is an
+        // overwritten region, not an answer.
+        match answer? {
+            Err(AcquireError::Rejected(r)) => Ok(Err(AcquireError::Rejected(
+                sanity::check_rejected(self.longest_open_ns, r)?,
+            ))),
+            other => Ok(other),
         }
     }
 
@@ -448,6 +459,20 @@ impl Breaker {
         with_breaker!(self, b => b.retry_after(now))
     }
 
+    /// [`retry_after`](Self::retry_after), or [`Corrupt`] when it is longer
+    /// than any open period the configuration allows (an overwritten region).
+    pub fn retry_after_checked(&self, now: u64) -> Result<Option<u64>, Corrupt> {
+        sanity::check_retry_after_within(self.longest_open_ns, self.retry_after(now))
+    }
+
+    /// [`metrics`](Self::metrics), or [`Corrupt`] when the snapshot holds what
+    /// the configuration never allows (see [`sanity::check_breaker_metrics`]).
+    pub fn metrics_checked(&self, now: u64) -> Result<Metrics, Corrupt> {
+        let m = self.metrics(now);
+        sanity::check_breaker_metrics(&self.config, m.core)?;
+        Ok(m)
+    }
+
     /// A snapshot as of `now` (ns). Reading changes nothing.
     #[must_use]
     pub fn metrics(&self, now: u64) -> Metrics {
@@ -503,6 +528,10 @@ impl Breaker {
         open_left_ns: u64,
         now: u64,
     ) -> Result<(), Corrupt> {
+        // An open period longer than any the configuration allows (its own, or
+        // a restored one up to `max_open_duration`) would read back as an
+        // overwritten region: it is cut to the longest.
+        let open_left_ns = open_left_ns.min(self.longest_open_ns);
         with_breaker!(self, b => b.restore(state, openings, open_left_ns, now))
     }
 }

@@ -604,6 +604,13 @@ impl<const Q: usize, const N: usize> SemaphoreCell<Q, N> {
     /// not quiet.
     fn quiet_moment(&self, alive: &impl Fn(u32) -> bool) -> Option<Quiet> {
         let (counts, stamp) = self.sem.stamped_snapshot();
+        // Counts no honest semaphore holds are an overwritten region's: they
+        // are reported as such, never "repaired" by giving back what nobody
+        // holds.
+        let config = self.sem.config();
+        if counts.active > config.max_concurrent || counts.queued > config.max_queue {
+            return None;
+        }
         let mut held = 0u32;
         let mut dead: Vec<(usize, Slot)> = Vec::new();
         // Invariant: with the state word the same around the scan, no core step

@@ -17,7 +17,7 @@ use super::totals::{BulkheadTotals, GaveUp, SharedTotals};
 use super::wake;
 use crate::handle::Handle;
 use crate::holders::HolderError;
-use crate::shared::{OpenOptions, RegionError};
+use crate::shared::{OpenOptions, RegionError, sanity};
 use crate::sync::{AtomicU32, AtomicU64};
 
 /// Occupancy, and what callers hold.
@@ -62,6 +62,10 @@ pub struct Semaphore {
     /// its calls answered, which a tracked one reads off its holder table.
     untracked_totals: SharedTotals,
     untracked_calls: AtomicU64,
+    /// The configuration this process holds (its own, or the region's when it
+    /// attached to caller memory): what values read from a shared region are
+    /// checked against (DESIGN §8).
+    held_config: SemaphoreConfig,
 }
 
 /// A thread that waits for a grant by sleeping on the release counter
@@ -124,13 +128,56 @@ fn core_ticket(t: Ticket) -> Option<CoreTicket> {
 
 impl Semaphore {
     fn of(store: Store) -> Self {
+        let held_config = match &store {
+            Store::Untracked(r) => each!(r, s => *s.config()),
+            Store::Tracked(h) => h.config(),
+        };
         Self {
             store,
             released: AtomicU32::new(0),
             sleepers: AtomicU32::new(0),
             untracked_totals: SharedTotals::new(),
             untracked_calls: AtomicU64::new(0),
+            held_config,
         }
+    }
+
+    /// A refusal `r` whose occupancy the configuration allows, or [`Corrupt`]
+    /// (an overwritten region reporting `693 800 active` on a bulkhead of 4).
+    fn checked_refusal<T>(
+        &self,
+        r: Result<Result<T, AcquireError>, Corrupt>,
+    ) -> Result<Result<T, AcquireError>, Corrupt> {
+        match r? {
+            Err(AcquireError::Rejected(rej)) => Ok(Err(AcquireError::Rejected(
+                sanity::check_semaphore_rejected(&self.held_config, rej)?,
+            ))),
+            other => Ok(other),
+        }
+    }
+
+    /// [`snapshot`](Self::snapshot), or [`Corrupt`] when it counts more permits
+    /// or waiters than the configuration allows.
+    pub fn snapshot_checked(&self) -> Result<SemaphoreSnapshot, Corrupt> {
+        sanity::check_snapshot(&self.held_config, self.snapshot())
+    }
+
+    /// [`full_snapshot`](Self::full_snapshot), checked as
+    /// [`snapshot_checked`](Self::snapshot_checked).
+    pub fn full_snapshot_checked(&self) -> Result<Snapshot, Corrupt> {
+        let f = self.full_snapshot();
+        let s = SemaphoreSnapshot {
+            active: f.active,
+            queued: f.queued,
+        };
+        sanity::check_snapshot(&self.held_config, s)?;
+        Ok(f)
+    }
+
+    /// [`limit`](Self::limit), or [`Corrupt`] when it is not what the
+    /// configuration gives priority `p`.
+    pub fn limit_checked(&self, p: Priority) -> Result<u32, Corrupt> {
+        sanity::check_limit(self.held_config.limit(p), self.limit(p))
     }
 
     /// Count an untracked semaphore's answer `a` to an acquire that may wait
@@ -615,7 +662,7 @@ impl Semaphore {
         &self,
         p: Priority,
     ) -> Result<Result<Permit, AcquireError>, Corrupt> {
-        match &self.store {
+        let got = match &self.store {
             Store::Untracked(r) => Ok(
                 match self.count_untracked(each!(r, s => s.acquire_raw_checked(p, false))?, false) {
                     Ok(RawAdmission::Admitted) => Ok(Permit { id: 0 }),
@@ -635,7 +682,8 @@ impl Semaphore {
                 },
                 || h.try_acquire_checked(p),
             ),
-        }
+        };
+        self.checked_refusal(got)
     }
 
     /// [`acquire_or_enqueue`](Self::acquire_or_enqueue), or [`Corrupt`]: no
@@ -644,7 +692,7 @@ impl Semaphore {
         &self,
         p: Priority,
     ) -> Result<Result<Acquired, AcquireError>, Corrupt> {
-        match &self.store {
+        let got = match &self.store {
             Store::Untracked(r) => Ok(
                 match self.count_untracked(each!(r, s => s.acquire_raw_checked(p, true))?, true) {
                     Ok(RawAdmission::Admitted) => Ok(Acquired::Admitted(Permit { id: 0 })),
@@ -662,7 +710,8 @@ impl Semaphore {
                 },
                 || h.acquire_or_enqueue_checked(p),
             ),
-        }
+        };
+        self.checked_refusal(got)
     }
 
     /// [`acquire`](Self::acquire), or [`Corrupt`].

@@ -58,7 +58,9 @@ pub fn longest_open_ns(config: &BreakerConfig) -> u64 {
     if config.open_jitter_factor > Ratio::ZERO {
         d = d.saturating_add(config.open_jitter_factor.scale(d));
     }
-    d
+    // A state restored from an export (DESIGN §3.7) may be open for as long as
+    // the cap allows, whatever this configuration's own periods.
+    d.max(config.max_open_duration_ns.unwrap_or(0))
 }
 
 /// A breaker's `retry_after` (ns), as [`Breaker::retry_after`] or a metrics
@@ -219,14 +221,16 @@ mod tests {
     #[test]
     fn the_longest_open_period_worked_by_hand() {
         const MS: u64 = 1_000_000;
-        // 30 s, no backoff: 30 s; ± 50 % jitter: 45 s.
+        // 30 s, no backoff, no cap: 30 s; ± 50 % jitter: 45 s.
+        assert_eq!(longest_open_ns(&breaker(30_000, 100, None, 0)), 30_000 * MS);
         assert_eq!(
-            longest_open_ns(&breaker(30_000, 100, Some(300_000), 0)),
-            30_000 * MS
+            longest_open_ns(&breaker(30_000, 100, None, 50)),
+            45_000 * MS
         );
+        // The same under a cap of 300 s: a restored state may be open that long.
         assert_eq!(
             longest_open_ns(&breaker(30_000, 100, Some(300_000), 50)),
-            45_000 * MS
+            300_000 * MS
         );
         // 1 s doubling, capped at 10 s: 1, 2, 4, 8, 10; ± 20 %: 12 s.
         assert_eq!(
@@ -258,7 +262,7 @@ mod tests {
 
     #[test]
     fn a_retry_after_past_the_longest_open_period_is_corrupt() {
-        let c = breaker(30_000, 100, Some(300_000), 0);
+        let c = breaker(30_000, 100, None, 0);
         let longest = 30_000_000_000;
         assert_eq!(check_retry_after(&c, None), Ok(None));
         assert_eq!(check_retry_after(&c, Some(longest)), Ok(Some(longest)));
