@@ -34,6 +34,13 @@ export declare function backoffNew(config: NativeBackoffConfig): ExternalObject<
 /** Restart the backoff's PRNG from `seed` (tests; any number). */
 export declare function backoffReseed(h: number, seed: number): void
 
+/**
+ * Shared breakers: permits (probes included) held by processes that no
+ * longer exist, until a caller gives them back; null without a permit table
+ * in a region. A scan that asks the OS about each process: for metrics.
+ */
+export declare function breakerAbandoned(h: number): number | null
+
 /** [`breaker_acquire`] at `now_ms` of the caller's clock. */
 export declare function breakerAcquireAt(h: number, nowMs: number): number
 
@@ -489,6 +496,13 @@ export interface NativeSemaphoreHolders {
    * polled).
    */
   ticketsOutstanding: number
+  /**
+   * Permits held by processes that no longer exist (until a caller gives
+   * them back).
+   */
+  permitsAbandoned: number
+  /** Tickets held by processes that no longer exist. */
+  ticketsAbandoned: number
   /** Permits this handle holds. */
   heldHere: number
   /** Tickets of this handle in the queue. */

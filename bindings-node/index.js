@@ -839,6 +839,7 @@ module.exports.backoffDelay = nativeBinding.backoffDelay
 module.exports.backoffExponential = nativeBinding.backoffExponential
 module.exports.backoffNew = nativeBinding.backoffNew
 module.exports.backoffReseed = nativeBinding.backoffReseed
+module.exports.breakerAbandoned = nativeBinding.breakerAbandoned
 module.exports.breakerAcquireAt = nativeBinding.breakerAcquireAt
 module.exports.breakerControl = nativeBinding.breakerControl
 module.exports.breakerCreated = nativeBinding.breakerCreated

@@ -469,6 +469,8 @@ class CircuitBreaker extends SafeEmitter {
         transitions: m.totalTransitions,
       },
       permitsOutstanding: m.permitsOutstanding === undefined ? null : m.permitsOutstanding,
+      // Shared: what dead processes hold until a caller gives it back (DESIGN §8).
+      permitsAbandoned: binding.breakerAbandoned(this._h),
     };
   }
 

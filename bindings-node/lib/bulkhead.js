@@ -407,7 +407,9 @@ class Bulkhead extends SafeEmitter {
    * `admitted` and `rejected` its lifetime figures: of every process for a
    * shared one (they live in its region), of this object for a local one;
    * `permitsOutstanding` / `ticketsOutstanding` are what callers of every
-   * process hold (shared only, else null: a scan of the holder table).
+   * process hold, `permitsAbandoned` / `ticketsAbandoned` what processes that
+   * died hold until a caller needs it back (shared only, else null: a scan of
+   * the holder table).
    */
   metrics() {
     this._unlease();
@@ -430,6 +432,9 @@ class Bulkhead extends SafeEmitter {
       rejected: { shed: c.shed, full: c.full, queueTimeout: c.queueTimeout, aborted: c.aborted },
       permitsOutstanding: holders == null ? null : holders.permitsOutstanding,
       ticketsOutstanding: holders == null ? null : holders.ticketsOutstanding,
+      // Shared: what dead processes hold until a caller gives it back (DESIGN §8).
+      permitsAbandoned: holders == null ? null : holders.permitsAbandoned,
+      ticketsAbandoned: holders == null ? null : holders.ticketsAbandoned,
     };
   }
 }

@@ -186,6 +186,8 @@ export interface BreakerMetrics {
   };
   /** Shared breakers: permits admitted and not yet recorded, over every process. */
   permitsOutstanding: number | null;
+  /** Shared breakers: permits (probes included) held by processes that died, until a caller gives them back; null when local. */
+  permitsAbandoned: number | null;
 }
 
 export interface BreakerEvents {
@@ -475,14 +477,18 @@ export interface BulkheadMetrics {
   maxQueue: number;
   queueRing: number;
   limits: Record<Priority, number>;
-  /** Calls of this process that got a permit. */
+  /** Calls that got a permit (of every process, for a shared bulkhead). */
   admitted: number;
-  /** Calls of this process refused. */
+  /** Calls refused (of every process, for a shared bulkhead). */
   rejected: { shed: number; full: number; queueTimeout: number; aborted: number };
   /** Shared: permits callers of every process hold (a scan of the holder table); null when local. */
   permitsOutstanding: number | null;
   /** Shared: tickets callers of every process hold (waiting, or granted and not yet taken); null when local. */
   ticketsOutstanding: number | null;
+  /** Shared: permits held by processes that died, until a caller gives them back; null when local. */
+  permitsAbandoned: number | null;
+  /** Shared: tickets held by processes that died; null when local. */
+  ticketsAbandoned: number | null;
 }
 
 /** A bulkhead's refusal. */
@@ -675,10 +681,12 @@ export interface RateLimiterMetrics {
   keyed: boolean;
   shared: boolean;
   created: boolean;
-  /** Takes this object admitted. */
+  /** Takes the limiter admitted (of every process, for a shared limiter). */
   admitted: number;
-  /** Takes this object refused (over the rate). */
+  /** Takes the limiter refused, over the rate (of every process, for a shared limiter). */
   rejected: number;
+  /** Cells the admitted takes spent. */
+  cells: number;
 }
 
 export interface TakeOptions {

@@ -507,6 +507,19 @@ pub fn breaker_retry_after_ms(h: f64, now_ms: Option<f64>) -> Result<Option<f64>
     })?
 }
 
+/// Shared breakers: permits (probes included) held by processes that no
+/// longer exist, until a caller gives them back; null without a permit table
+/// in a region. A scan that asks the OS about each process: for metrics.
+#[napi]
+pub fn breaker_abandoned(h: f64) -> Result<Option<f64>> {
+    with(h, |inner| {
+        inner
+            .breaker
+            .is_shared()
+            .then(|| inner.breaker.abandoned() as f64)
+    })
+}
+
 /// A snapshot of breaker `h` as of `now_ms` (default: now). Reading changes
 /// nothing.
 #[napi]

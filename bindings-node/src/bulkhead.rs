@@ -445,6 +445,11 @@ pub struct NativeSemaphoreHolders {
     /// Tickets held by callers of every process (waiting, or granted and not yet
     /// polled).
     pub tickets_outstanding: f64,
+    /// Permits held by processes that no longer exist (until a caller gives
+    /// them back).
+    pub permits_abandoned: f64,
+    /// Tickets held by processes that no longer exist.
+    pub tickets_abandoned: f64,
     /// Permits this handle holds.
     pub held_here: u32,
     /// Tickets of this handle in the queue.
@@ -457,9 +462,12 @@ pub fn semaphore_holders(h: f64) -> Result<Option<NativeSemaphoreHolders>> {
     with(h, |sem| {
         let h = sem.holdings.as_ref()?;
         let f = sem.sem.full_snapshot();
+        let (permits_abandoned, tickets_abandoned) = sem.sem.abandoned();
         Some(NativeSemaphoreHolders {
             permits_outstanding: f.permits_outstanding as f64,
             tickets_outstanding: f.tickets_outstanding as f64,
+            permits_abandoned: permits_abandoned as f64,
+            tickets_abandoned: tickets_abandoned as f64,
             held_here: u32::try_from(h.held.borrow().len()).unwrap_or(u32::MAX),
             waiting_here: u32::try_from(h.waiting.borrow().len()).unwrap_or(u32::MAX),
         })

@@ -695,6 +695,12 @@ impl Breaker {
         d.set_item("openings", m.openings)?;
         d.set_item("retry_after", m.retry_after_ns.map(ns_to_secs))?;
         d.set_item("permits_outstanding", outstanding)?;
+        // What dead processes hold, until a caller gives it back (shared only).
+        let shared = self.core.breaker.is_shared();
+        d.set_item(
+            "permits_abandoned",
+            shared.then(|| self.core.breaker.abandoned()),
+        )?;
         let t = PyDict::new(py);
         let tot = m.totals;
         t.set_item("admitted", tot.admitted)?;

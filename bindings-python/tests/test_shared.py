@@ -86,9 +86,17 @@ def test_a_dead_workers_probe_comes_back_without_a_reclaim_call(region):
     child.start()
     child.join(timeout=30)
     assert child.exitcode == 0
+    # Until anyone needs it, the dead worker's probe is reported, not taken
+    # back: by the metrics and by the health report (which it leaves degraded).
+    assert b.metrics()["permits_abandoned"] == 1
+    report = seawall.HealthReport({"db": b}).check()
+    assert report["dependencies"]["db"]["abandoned"] == {region: 1}
+    assert report["status"] == "degraded"
     # The dead worker holds the only probe slot: the refused caller finds it
     # dead, records its probe as ignored, and probes itself (DESIGN §8).
     assert b.call(lambda: 1) == 1 and b.state == "closed"
+    assert b.metrics()["permits_abandoned"] == 0
+    assert "abandoned" not in seawall.HealthReport({"db": b}).check()["dependencies"]["db"]
     assert b.metrics()["totals"]["ignored"] == 1
     assert b.reclaim_abandoned() == 0
 

@@ -399,8 +399,16 @@ impl<const N: usize> HolderTable<N> {
     /// it stands for (a scan of the table: for snapshots, not the hot path).
     #[must_use]
     pub fn outstanding(&self) -> (u64, u64) {
+        self.held_by(|_| true)
+    }
+
+    /// [`outstanding`](Self::outstanding) of the slots whose owner id
+    /// `owner_matches` picks: metrics pick the dead, whose slots stay taken
+    /// until a caller gives them back.
+    pub fn held_by(&self, mut owner_matches: impl FnMut(u32) -> bool) -> (u64, u64) {
         self.words().fold((0, 0), |(p, t), (_, w)| match w.state() {
             SlotState::Free => (p, t),
+            _ if !owner_matches(w.owner()) => (p, t),
             SlotState::Held | SlotState::Acquiring | SlotState::Releasing | SlotState::Granting => {
                 (p + 1, t)
             }

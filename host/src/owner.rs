@@ -93,6 +93,20 @@ pub(crate) mod pid {
             && stat(pid).is_none_or(|s| !s.exited && super::owner_id(pid, s.start_ticks) == owner)
     }
 
+    /// Whether each owner id a scan meets is dead, asking the OS once per
+    /// owner (a table names few processes, in many slots).
+    pub(crate) fn dead_memo() -> impl FnMut(u32) -> bool {
+        let mut seen: Vec<(u32, bool)> = Vec::new();
+        move |owner| {
+            if let Some(&(_, dead)) = seen.iter().find(|(o, _)| *o == owner) {
+                return dead;
+            }
+            let dead = !alive(owner);
+            seen.push((owner, dead));
+            dead
+        }
+    }
+
     /// What `/proc/<pid>/stat` says of a process.
     struct Stat {
         /// State `Z` (zombie) or `X` (dead): exited, not reaped yet. `kill(pid,

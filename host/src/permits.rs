@@ -312,9 +312,7 @@ impl<const N: usize> PermitTable<N> {
     /// Slots taken (held, or in a step) that name owner id `pid` (a scan).
     #[must_use]
     pub fn taken_by(&self, pid: u32) -> u64 {
-        self.words()
-            .filter(|(_, w)| w.state() != PermitState::Free && w.owner() == pid)
-            .count() as u64
+        self.held_by(|owner| owner == pid)
     }
 
     /// Free every held slot of a process that `alive` says is gone, calling
@@ -365,8 +363,15 @@ impl<const N: usize> PermitTable<N> {
     /// for metrics, not the hot path).
     #[must_use]
     pub fn outstanding(&self) -> u64 {
+        self.held_by(|_| true)
+    }
+
+    /// Slots taken (held, or in a step) whose owner id `owner_matches` picks (a
+    /// scan): [`outstanding`](Self::outstanding) picks all; metrics pick the
+    /// dead, whose slots stay taken until a caller gives them back.
+    pub fn held_by(&self, mut owner_matches: impl FnMut(u32) -> bool) -> u64 {
         self.words()
-            .filter(|(_, w)| w.state() != PermitState::Free)
+            .filter(|(_, w)| w.state() != PermitState::Free && owner_matches(w.owner()))
             .count() as u64
     }
 }

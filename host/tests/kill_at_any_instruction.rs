@@ -283,26 +283,38 @@ fn queue_killed_anywhere_is_whole_when_next_opened_without_reclaim() {
     assert_eq!(left, (0, 0, 0, 0), "a permit or a place leaked");
 }
 
-/// Fork `n` children that each take one permit of `sem` (or a probe of `b`)
-/// and sleep; wait until the region shows them all holding.
-fn holders(n: usize, take: &dyn Fn(), held: &dyn Fn() -> u64) -> Vec<libc::pid_t> {
+/// Fork `n` children that each take one permit of `sem` (or a probe of `b`),
+/// say so on a pipe, and sleep; return once all have said so. (Not by reading
+/// the region: a read of its holders would use up the heal gate's interval.)
+fn holders(n: usize, take: &dyn Fn()) -> Vec<libc::pid_t> {
+    let mut fds = [0; 2];
+    // SAFETY: `fds` is a writable array of two descriptors.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    let [read_end, write_end] = fds;
     let kids = (0..n)
         .map(|_| {
             spawn(&|| {
                 take();
+                // SAFETY: writes one byte from a live local to the pipe.
+                unsafe { libc::write(write_end, [1u8].as_ptr().cast(), 1) };
                 loop {
                     std::thread::sleep(Duration::from_secs(1));
                 }
             })
         })
         .collect();
-    let t0 = Instant::now();
-    while held() < n as u64 {
-        assert!(
-            t0.elapsed() < Duration::from_secs(20),
-            "children never took their permits"
-        );
-        std::thread::sleep(Duration::from_millis(1));
+    let mut got = 0;
+    while got < n {
+        let mut buf = [0u8; 16];
+        // SAFETY: reads into a live local buffer of its length.
+        let r = unsafe { libc::read(read_end, buf.as_mut_ptr().cast(), buf.len()) };
+        assert!(r > 0, "a child died before it took its permit");
+        got += r.unsigned_abs();
+    }
+    // SAFETY: both ends are ours and no longer used.
+    unsafe {
+        libc::close(read_end);
+        libc::close(write_end);
     }
     kids
 }
@@ -319,13 +331,9 @@ fn bulkhead_of_killed_holders_admits_its_limit_to_the_next_callers() {
         ..SemaphoreConfig::DEFAULT
     };
     let sem = Semaphore::open_shared(&name, &cfg, &OpenOptions::default()).unwrap();
-    let kids = holders(
-        4,
-        &|| {
-            let _held = sem.try_acquire(Priority::Normal).unwrap();
-        },
-        &|| sem.full_snapshot().permits_outstanding,
-    );
+    let kids = holders(4, &|| {
+        let _held = sem.try_acquire(Priority::Normal).unwrap();
+    });
     for pid in kids {
         kill_and_reap(pid);
     }
@@ -369,13 +377,9 @@ fn breaker_whose_probe_was_killed_admits_a_new_probe() {
     }
     assert_eq!(b.state(), State::Open);
     let probe_at = 10 + open_ns;
-    let kids = holders(
-        1,
-        &|| {
-            let _probe = b.try_acquire(probe_at).unwrap();
-        },
-        &|| b.metrics(probe_at).permits_outstanding.unwrap_or(0),
-    );
+    let kids = holders(1, &|| {
+        let _probe = b.try_acquire(probe_at).unwrap();
+    });
     kill_and_reap(kids[0]);
     assert_eq!(b.state(), State::HalfOpen);
     // No reclaim call: the refused caller finds the dead probe and takes its place.
@@ -388,4 +392,41 @@ fn breaker_whose_probe_was_killed_admits_a_new_probe() {
         m.core.totals.ignored, 1,
         "the dead probe is recorded as ignored"
     );
+}
+
+#[test]
+fn a_killed_callers_closed_permit_is_reported_until_a_caller_gives_it_back() {
+    let _one = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let name = region_name("closed-heal");
+    let b = Breaker::open_shared(&name, &BreakerConfig::DEFAULT, &OpenOptions::default()).unwrap();
+    let sem_cfg = SemaphoreConfig {
+        max_concurrent: 2,
+        max_queue: 0,
+        ..SemaphoreConfig::DEFAULT
+    };
+    let sem = Semaphore::open_shared(&name, &sem_cfg, &OpenOptions::default()).unwrap();
+    // Two callers admitted by both, killed before they give back.
+    let kids = holders(2, &|| {
+        let _permit = b.try_acquire(1).unwrap();
+        let _held = sem.try_acquire(Priority::Normal).unwrap();
+    });
+    for pid in kids {
+        kill_and_reap(pid);
+    }
+    // Reading changes nothing: what the dead hold is reported as such.
+    let m = b.metrics(2);
+    assert_eq!(m.permits_outstanding, Some(2));
+    assert_eq!(b.abandoned(), 2);
+    assert_eq!(m.core.totals.ignored, 0);
+    assert_eq!(sem.abandoned(), (2, 0));
+    assert_eq!(sem.full_snapshot().permits_outstanding, 2);
+    // The next caller the full bulkhead would refuse gives its permits back.
+    let p = sem.try_acquire(Priority::Normal).unwrap();
+    assert_eq!(sem.abandoned(), (0, 0));
+    assert_eq!(sem.full_snapshot().permits_outstanding, 1);
+    sem.release(p).unwrap();
+    let _ = Breaker::unlink_shared(&name);
+    let _ = Semaphore::unlink_shared(&name);
 }

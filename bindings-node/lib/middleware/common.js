@@ -201,10 +201,14 @@ function healthReport(deps) {
   const dependencies = {};
   for (const [name, d] of Object.entries(deps)) {
     const snapshot = d.health === undefined ? null : d.health.snapshot();
-    const state = d.breaker === undefined ? null : d.breaker.metrics().state;
+    const m = d.breaker === undefined ? null : d.breaker.metrics();
+    const state = m === null ? null : m.state;
     const rank = Math.max(snapshot === null ? 0 : RANK[snapshot.status], state === null ? 0 : RANK[breakerStatus(state)]);
     overall = Math.max(overall, d.critical ? rank : Math.min(rank, 1));
     dependencies[name] = { status: STATUS[rank], breaker: state, health: snapshot };
+    // A shared breaker's permits or probes held by dead workers, until a caller
+    // gives them back (DESIGN §8): reported, they change no status.
+    if (m !== null && m.permitsAbandoned > 0) dependencies[name].abandoned = m.permitsAbandoned;
   }
   return [overall === 2 ? 503 : 200, { status: STATUS[overall], dependencies }];
 }

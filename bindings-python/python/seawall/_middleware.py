@@ -66,6 +66,12 @@ class HealthReport:
                     state = s.state.value
                     entry.setdefault("breakers", {})[s.name or name] = state
                     st = _BREAKER_STATUS.get(state, "unhealthy")
+                    # A shared breaker's permits or probes held by dead workers,
+                    # until a caller gives them back (DESIGN §8): reported, they
+                    # change no status.
+                    abandoned = s.metrics().get("permits_abandoned") if s.shared else None
+                    if abandoned:
+                        entry.setdefault("abandoned", {})[s.name or name] = abandoned
                 elif hasattr(s, "snapshot"):
                     snap = s.snapshot()
                     entry.setdefault("health", []).append(snap)

@@ -316,6 +316,10 @@ impl Bulkhead {
         d.set_item("max_queue", config.max_queue)?;
         d.set_item("permits_outstanding", outstanding.map(|o| o.0))?;
         d.set_item("tickets_outstanding", outstanding.map(|o| o.1))?;
+        // What dead processes hold, until a caller gives it back (shared only).
+        let abandoned = shared.then(|| sem.abandoned());
+        d.set_item("permits_abandoned", abandoned.map(|a| a.0))?;
+        d.set_item("tickets_abandoned", abandoned.map(|a| a.1))?;
         d.set_item("admitted", t.admitted)?;
         d.set_item("rejected_shed", t.rejected_shed)?;
         d.set_item("rejected_full", t.rejected_full)?;

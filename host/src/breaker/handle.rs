@@ -411,6 +411,19 @@ impl Breaker {
         )
     }
 
+    /// Permits (probes included) that processes which no longer exist hold:
+    /// reported until a caller that needs them gives them back (DESIGN §8,
+    /// "Self-healing"). A scan of the permit table asking the OS about each
+    /// process it names: for metrics and health checks, not the hot path. 0
+    /// without a permit table.
+    #[must_use]
+    pub fn abandoned(&self) -> u64 {
+        dispatch!(self,
+            cell c => c.permits.held_by(crate::owner::pid::dead_memo()),
+            core _b => 0
+        )
+    }
+
     /// Give back, as `ignored` at `now` (ns), every permit this process holds:
     /// for a runtime that is ending, whose remaining holders will never record
     /// (an interpreter's daemon threads at exit). A slot whose claimer has not
@@ -473,7 +486,10 @@ impl Breaker {
         Ok(m)
     }
 
-    /// A snapshot as of `now` (ns). Reading changes nothing.
+    /// A snapshot as of `now` (ns). Reading changes nothing: a permit or probe
+    /// a dead process holds is reported (outstanding, and
+    /// [`abandoned`](Self::abandoned)) until a caller that needs it gives it
+    /// back (DESIGN §8, "Self-healing").
     #[must_use]
     pub fn metrics(&self, now: u64) -> Metrics {
         dispatch!(self,

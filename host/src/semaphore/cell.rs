@@ -247,6 +247,11 @@ impl<const Q: usize, const N: usize> SemaphoreCell<Q, N> {
         self.holders.outstanding()
     }
 
+    /// Permits and tickets held by processes that `dead` says are gone (a scan).
+    pub fn held_by_dead(&self, dead: impl FnMut(u32) -> bool) -> (u64, u64) {
+        self.holders.held_by(dead)
+    }
+
     /// A permit now for priority `p`, or the rejection; never waits. A
     /// corrupted shared region refuses it as full (see
     /// [`try_acquire_checked`](Self::try_acquire_checked)).

@@ -461,6 +461,19 @@ impl Semaphore {
         n
     }
 
+    /// Permits and tickets that processes which no longer exist hold, `(permits,
+    /// tickets)`: reported until a caller that needs them gives them back
+    /// (DESIGN §8, "Self-healing"). A scan of the holder table asking the OS
+    /// about each process it names: for metrics and health checks, not the
+    /// hot path. `(0, 0)` for an untracked semaphore.
+    #[must_use]
+    pub fn abandoned(&self) -> (u64, u64) {
+        match &self.store {
+            Store::Untracked(_) => (0, 0),
+            Store::Tracked(h) => h.held_by_dead(crate::owner::pid::dead_memo()),
+        }
+    }
+
     /// Release the permits and cancel the tickets this process holds; `(permits,
     /// tickets)`: for a runtime that is ending, whose remaining holders and
     /// waiters will never give back (an interpreter's daemon threads at exit).
