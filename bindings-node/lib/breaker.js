@@ -496,8 +496,10 @@ class CircuitBreaker extends SafeEmitter {
   }
 
   /**
-   * Shared breakers: give back, as ignored, the permits of processes that died
-   * while they held them (e.g. in a cluster's 'exit' handler). Returns how many.
+   * Shared breakers: give back now, as ignored, the permits of processes that
+   * died while they held them. Returns how many. Not needed: a caller refused
+   * while they hold the probes or every permit slot does the same by itself
+   * (DESIGN §8, self-healing).
    */
   reclaimAbandoned() {
     const n = binding.breakerReclaimAbandoned(this._h);

@@ -29,7 +29,7 @@
 // beside the thread, the bound on a wake-up lost to a region another process
 // overwrote) and is not unref'd: a waiter is work not yet done, and a process
 // that exited while waiting would leave its ticket in the shared queue, where a
-// grant would hold a permit until someone reclaims it. The thread never keeps
+// grant would hold a permit until a caller that needs it gives it back. The thread never keeps
 // the process alive.
 
 const { binding, fast, constants } = require('./native');
@@ -379,11 +379,12 @@ class Bulkhead extends SafeEmitter {
   }
 
   /**
-   * Shared bulkheads: release the permits and cancel the queued tickets of
-   * processes that died holding or waiting (e.g. in a cluster's 'exit'
-   * handler). Returns `{ permits, tickets }` reclaimed (zeros for a local
-   * bulkhead). Only correct where every sharer sees the same pids (one pid
-   * namespace).
+   * Shared bulkheads: release now the permits and cancel the queued tickets
+   * of processes that died holding or waiting. Returns `{ permits, tickets }`
+   * reclaimed (zeros for a local bulkhead). Not needed: the next caller that
+   * would be refused or queued does the same by itself (DESIGN §8,
+   * self-healing). Only correct where every sharer sees the same pids (one
+   * pid namespace).
    */
   reclaimAbandoned() {
     const [permits, tickets] = binding.semaphoreReclaimAbandoned(this._h);

@@ -512,8 +512,9 @@ export declare class Bulkhead extends EventEmitter implements Policy {
   wrap<P extends unknown[], T>(fn: (...args: P) => T | PromiseLike<T>, options?: ExecuteOptions): (...args: P) => Promise<Awaited<T>>;
   metrics(): BulkheadMetrics;
   /**
-   * Shared: release the permits and cancel the tickets of processes that died
-   * holding or waiting (e.g. in a cluster's `exit` handler); zeros when local.
+   * Shared: release now the permits and cancel the tickets of processes that
+   * died holding or waiting (the next refused or queued caller does it by
+   * itself); zeros when local.
    */
   reclaimAbandoned(): { permits: number; tickets: number };
   /** Remove the shared bulkhead `name` (a missing one is fine); attached processes keep theirs. */

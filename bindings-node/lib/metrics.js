@@ -28,13 +28,18 @@ const STATES = ['closed', 'open', 'halfOpen', 'forcedOpen', 'disabled'];
  * - `seawall_breaker_transitions_total{breaker}`
  * - `seawall_bulkhead_active{bulkhead}`, `seawall_bulkhead_queued{bulkhead}`
  * - `seawall_bulkhead_rejected_total{bulkhead, reason}` shed, full,
- *   queueTimeout, aborted (this process)
+ *   queueTimeout, aborted (for a shared bulkhead, of every process)
  * - `seawall_retry_budget_available{budget}` retries available now
  * - `seawall_rate_limiter_admitted_total{limiter}`,
  *   `seawall_rate_limiter_rejected_total{limiter}` takes of each rate limiter
- *   object (this process)
- * - `seawall_chaos_calls_total{chaos, result}` calls through each chaos
- *   policy by what it injected: passed, latency, failure, hang (this process)
+ *   (for a shared limiter, of every process)
+ * - `seawall_chaos_calls_total{chaos, result, pid}` calls through each chaos
+ *   policy by what it injected: passed, latency, failure, hang (this process:
+ *   sum over the workers with `sum without (pid)`)
+ *
+ * What a shared primitive counts lives in its region (DESIGN §8, "One set of
+ * totals"): every worker exports the same figures, so scrape any one; series
+ * with a `pid` label are the exporting process's own.
  *
  * @param {object} registry a prom-client Registry
  * @param {{ breakers?, bulkheads?, budgets?, rateLimiters?, chaos?, prefix?, client? }} sources
@@ -174,13 +179,13 @@ function registerMetrics(registry, sources = {}) {
   new client.Counter({
     name: `${prefix}chaos_calls_total`,
     help: 'Calls through the chaos policy by what it injected (passed, latency, failure, hang).',
-    labelNames: ['chaos', 'result'],
+    labelNames: ['chaos', 'result', 'pid'],
     registers,
     collect() {
       for (const p of chaos) {
         const m = p.metrics();
         for (const [result, v] of [['passed', m.passed], ['latency', m.latency], ['failure', m.failures], ['hang', m.hangs]]) {
-          this.inc({ chaos: p.name, result }, delta(`x:${p.name}:${result}`, v));
+          this.inc({ chaos: p.name, result, pid: process.pid }, delta(`x:${p.name}:${result}`, v));
         }
       }
     },

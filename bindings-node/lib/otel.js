@@ -35,10 +35,10 @@ function otelApi() {
  * - `seawall.bulkhead.active` ({permit}), `seawall.bulkhead.queued` ({waiter}),
  *   `seawall.bulkhead.limit` ({permit}): up-down counters
  * - `seawall.bulkhead.rejections` ({call}, counter) by `seawall.reason`: shed,
- *   full, queueTimeout, aborted (this process)
+ *   full, queueTimeout, aborted (for a shared bulkhead, of every process)
  * - `seawall.retry.retries` ({retry}, counter) and `seawall.retry.give_ups`
  *   ({call}, counter) by `seawall.reason`: maxAttempts, deadline,
- *   budgetExhausted, throttled
+ *   budgetExhausted, throttled; this process's decisions, with `process.pid`
  *
  * @param {{ breakers?, bulkheads?, retries?, meter?, meterProvider? }} sources
  * @returns {{ breakers: Set, bulkheads: Set, retries: Set }} live sets: add or
@@ -73,8 +73,9 @@ function instrumentOtel(sources = {}) {
   function* eachBulkhead(f) {
     for (const b of bulkheads) yield* f(b.metrics(), { 'seawall.name': b.name });
   }
+  // A retry policy's decisions are this process's own: its points say which process.
   function* eachRetry(f) {
-    for (const r of retries) yield* f(r.metrics(), { 'seawall.name': r.name });
+    for (const r of retries) yield* f(r.metrics(), { 'seawall.name': r.name, 'process.pid': process.pid });
   }
 
   observe('upDown', 'seawall.circuit_breaker.state', '{circuit_breaker}', 'Circuit breaker state: 1 for the current state, 0 for the others.',
@@ -98,7 +99,7 @@ function instrumentOtel(sources = {}) {
     () => eachBulkhead(function* (m, a) { yield [m.queued, a]; }));
   observe('upDown', 'seawall.bulkhead.limit', '{permit}', 'Bulkhead capacity (maxConcurrent).',
     () => eachBulkhead(function* (m, a) { yield [m.maxConcurrent, a]; }));
-  observe('counter', 'seawall.bulkhead.rejections', '{call}', 'Calls refused by the bulkhead, by reason (this process).',
+  observe('counter', 'seawall.bulkhead.rejections', '{call}', 'Calls refused by the bulkhead, by reason (every process, for a shared bulkhead).',
     () => eachBulkhead(function* (m, a) {
       for (const r of BULKHEAD_REASONS) yield [m.rejected[r], { ...a, 'seawall.reason': r }];
     }));

@@ -405,9 +405,11 @@ class CircuitBreaker(_native.BreakerScope):
         self._native.reset()
 
     def reclaim_abandoned(self) -> int:
-        """Shared breakers: give back, as ignored, the permits of processes that
-        no longer exist (a worker killed mid-call; on Linux also one killed but
-        not yet reaped by its parent, a zombie). Returns how many."""
+        """Shared breakers: give back now, as ignored, the permits of processes
+        that no longer exist (a worker killed mid-call; on Linux also one killed
+        but not yet reaped by its parent, a zombie). Returns how many. Not
+        needed: a caller refused while they hold the probes or every permit slot
+        does the same by itself (DESIGN §8, self-healing)."""
         return self._native.reclaim_abandoned()
 
     @staticmethod

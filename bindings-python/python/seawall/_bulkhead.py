@@ -100,8 +100,9 @@ class Bulkhead:
     waiters). A blocked thread of a shared bulkhead sleeps on the region's
     release counter, which a release in any process wakes (a futex on Linux;
     it looks again at least every 2 ms); an asyncio waiter looks at its place
-    in the queue every 2 ms (a permit handed to it is held for it meanwhile). :meth:`reclaim_abandoned` gives back the permits and queue
-    places of worker processes that were killed.
+    in the queue every 2 ms (a permit handed to it is held for it meanwhile). The permits and
+    queue places of worker processes that were killed come back by themselves: the next
+    caller that would be refused or queued gives them back (DESIGN §8, self-healing).
 
     Use it as a decorator (``@bulkhead`` or ``@bulkhead(priority="high")``, on
     sync, ``async def`` and generator functions), as ``with bulkhead:`` /
@@ -199,10 +200,12 @@ class Bulkhead:
         return self._native.metrics()
 
     def reclaim_abandoned(self) -> Tuple[int, int]:
-        """Shared bulkheads: give back the permits, and cancel the queue places,
-        of processes that no longer exist (a worker killed mid-call or while
-        waiting; on Linux also one killed but not yet reaped by its parent, a
-        zombie); each permit goes to the oldest waiter or back to the pool.
+        """Shared bulkheads: give back now the permits, and cancel the queue
+        places, of processes that no longer exist (a worker killed mid-call or
+        while waiting; on Linux also one killed but not yet reaped by its
+        parent, a zombie); each permit goes to the oldest waiter or back to the
+        pool. Not needed: the next caller that would be refused or queued does
+        the same by itself (DESIGN §8, self-healing).
         Returns ``(permits, tickets)``; ``(0, 0)`` for a local bulkhead. Only
         right where every sharer sees the same process ids (one pid namespace)."""
         return self._native.reclaim_abandoned()

@@ -242,7 +242,7 @@ impl SemCore {
         errors::seawall(
             py,
             &format!(
-                "{}: this waiter's ticket left the queue without it (a reclaim_abandoned() in another process believed this one dead); nothing is held",
+                "{}: this waiter's ticket left the queue without it (another process, giving back what dead processes held, believed this one dead); nothing is held",
                 self.name
                     .as_deref()
                     .map_or_else(|| "bulkhead".to_owned(), |n| format!("bulkhead {n:?}"))
