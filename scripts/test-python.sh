@@ -8,7 +8,8 @@
 #   scenarios, the quick start and the chaos game day of bindings-python/README.md
 #   (their printed output compared with the guide's), pytest (forms, classification, cancellation, bulkhead, policies,
 #   multiprocess shared breaker, Prometheus, chaos, ASGI/WSGI middleware under
-#   uvicorn and wsgiref on loopback, mypy --strict, stubtest) and a
+#   uvicorn and wsgiref on loopback, self-healing under gunicorn with uvicorn
+#   and sync workers killed by SIGKILL, mypy --strict, stubtest) and a
 #   smoke run of the benchmark script; last, a wheel built from the sdist holds
 #   the same files.
 # Exit 3 (after saying so loudly) when the venv or its tools cannot be
