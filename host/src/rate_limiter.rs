@@ -66,7 +66,9 @@ pub struct LimiterTotals {
 }
 
 const ADMITTED: usize = 0;
-const CELLS: usize = 1;
+/// Cells beyond the first of each admitted take: a take of one cell (the
+/// usual) is one atomic add, to `ADMITTED`; cells = admitted + these.
+const EXTRA_CELLS: usize = 1;
 const REJECTED: usize = 2;
 
 /// Count take `taken` of `n` cells, and return it.
@@ -78,7 +80,9 @@ fn count<T>(
     match taken {
         Ok(()) => {
             c.bump(ADMITTED);
-            c.add(CELLS, u64::from(n));
+            if n > 1 {
+                c.add(EXTRA_CELLS, u64::from(n - 1));
+            }
         }
         Err(RateLimitError::Rejected { .. }) => c.bump(REJECTED),
         // A count of cells the limiter can never grant is the caller's error,
@@ -89,9 +93,10 @@ fn count<T>(
 }
 
 fn totals<T>(c: &Counted<T, 3>) -> LimiterTotals {
+    let admitted = c.total(ADMITTED);
     LimiterTotals {
-        admitted: c.total(ADMITTED),
-        cells: c.total(CELLS),
+        admitted,
+        cells: admitted.wrapping_add(c.total(EXTRA_CELLS)),
         rejected: c.total(REJECTED),
     }
 }
