@@ -48,4 +48,22 @@ function ask(w, step, args = {}) {
   return r;
 }
 
-module.exports = { delay, deferred, rejection, reply, ask };
+/**
+ * Most intervals `[start, end]` open at one instant. An interval that ends
+ * where another starts does not overlap it (each was measured inside its
+ * permit, so the permits overlapped at least as much as the intervals).
+ */
+function peakOverlap(intervals) {
+  const events = [];
+  for (const [s, e] of intervals) events.push([s, 1], [e, -1]);
+  events.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  let open = 0;
+  let peak = 0;
+  for (const [, d] of events) {
+    open += d;
+    peak = Math.max(peak, open);
+  }
+  return peak;
+}
+
+module.exports = { delay, deferred, rejection, reply, ask, peakOverlap };

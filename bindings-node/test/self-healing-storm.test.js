@@ -21,7 +21,7 @@ const path = require('node:path');
 const { spawn } = require('node:child_process');
 const { randomInt } = require('node:crypto');
 const { Bulkhead, sharedSupported, monotonicMs } = require('..');
-const { delay } = require('./helpers');
+const { delay, peakOverlap } = require('./helpers');
 
 const skip = !sharedSupported() && 'no native 128-bit atomics';
 const STORM = path.join(__dirname, 'fixtures', 'self-healing-storm.js');
@@ -40,29 +40,6 @@ async function until(fn, what, ms = 10_000) {
     await delay(10);
   }
 }
-
-/**
- * Most intervals `[start, end]` open at one instant. An interval that ends
- * where another starts does not overlap it (each was measured inside its
- * permit, so the permits overlapped at least as much as the intervals).
- */
-function peakOverlap(intervals) {
-  const events = [];
-  for (const [s, e] of intervals) events.push([s, 1], [e, -1]);
-  events.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-  let open = 0;
-  let peak = 0;
-  for (const [, d] of events) {
-    open += d;
-    peak = Math.max(peak, open);
-  }
-  return peak;
-}
-
-test('peakOverlap (the checker itself): touching intervals do not overlap, nested ones do', () => {
-  assert.equal(peakOverlap([[0, 1], [1, 2], [2, 3]]), 1);
-  assert.equal(peakOverlap([[0, 10], [1, 9], [2, 8], [5, 6]]), 4);
-});
 
 /** Every interval written to the files of `dir` (a line cut short by a kill is left out). */
 function intervals(dir) {

@@ -3,13 +3,17 @@
 // held. A worker thread terminated, or a process that calls process.exit(0),
 // while it holds a shared breaker's only half-open probe gives the probe back
 // as ignored: the breaker leaves the stuck half-open at once, with no reclaim.
+// One killed (SIGKILL) gives nothing back itself: its probe is reported until
+// the next caller that needs it gives it back.
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const path = require('node:path');
 const { fork } = require('node:child_process');
 const { Worker } = require('node:worker_threads');
 const { setTimeout: delay } = require('node:timers/promises');
+const { once } = require('node:events');
 const { CircuitBreaker, sharedSupported } = require('..');
+const { healthReport } = require('../lib/middleware/common');
 
 const skip = !sharedSupported() && 'no native 128-bit atomics';
 const HOLDER = path.join(__dirname, 'fixtures', 'breaker-probe-holder.js');
@@ -104,4 +108,35 @@ test('a process that ends at the end of its script while it holds a shared break
   const { name, mine } = await openedBreaker(t, 'end');
   await childHoldingProbe(t, name, mine, 'end');
   await assertGivenBack(mine);
+});
+
+// DESIGN §8, "Self-healing": a probe a killed worker held is reported (metrics,
+// health) until the next caller that needs it gives it back; nobody calls reclaim.
+test('a killed worker\'s probe is reported until the next caller takes its place', { skip, timeout: 30_000 }, async (t) => {
+  const { name, mine } = await openedBreaker(t, 'killed');
+  const child = fork(HOLDER, {
+    env: { ...process.env, SEAWALL_SHARED: name, SEAWALL_OPTIONS: JSON.stringify(OPTIONS) },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const [held] = await once(child, 'message');
+  assert.deepEqual(held, { state: 'halfOpen', halfOpenInFlight: 1 });
+  child.kill('SIGKILL');
+  await once(child, 'exit');
+
+  // Reported, not taken back, by reading: the metrics and the health document.
+  const m = mine.metrics();
+  assert.equal(m.permitsAbandoned, 1);
+  assert.equal(m.halfOpenInFlight, 1);
+  const [status, body] = healthReport({ db: { breaker: mine, critical: true } });
+  assert.equal(status, 200);
+  assert.deepEqual(body.dependencies.db, { status: 'degraded', breaker: 'halfOpen', health: null, abandoned: 1 });
+
+  // The next caller is refused by the dead probe's slot, gives it back (as
+  // ignored) and probes: the breaker closes.
+  assert.equal(await mine.execute(async () => 'ok'), 'ok');
+  const after = mine.metrics();
+  assert.equal(after.state, 'closed');
+  assert.equal(after.permitsAbandoned, 0);
+  assert.equal(after.totals.ignored, 1);
+  assert.equal(healthReport({ db: { breaker: mine, critical: true } })[1].dependencies.db.abandoned, undefined);
 });

@@ -6,30 +6,12 @@ const assert = require('node:assert/strict');
 const path = require('node:path');
 const { fork, spawn } = require('node:child_process');
 const { Bulkhead, CircuitBreaker, sharedSupported } = require('..');
-const { delay, deferred, rejection, reply, ask } = require('./helpers');
+const { delay, deferred, rejection, reply, ask, peakOverlap } = require('./helpers');
 
 const skip = !sharedSupported() && 'no native 128-bit atomics';
 // A lost grant would leave a waiter waiting: fail instead of hanging.
 const timeout = 60_000;
 const WORKERS = 4;
-
-/**
- * Most intervals `[start, end]` open at one instant. An interval that ends
- * where another starts does not overlap it (each was measured inside its
- * permit, so the permits overlapped at least as much as the intervals).
- */
-function peakOverlap(intervals) {
-  const events = [];
-  for (const [s, e] of intervals) events.push([s, 1], [e, -1]);
-  events.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-  let open = 0;
-  let peak = 0;
-  for (const [, d] of events) {
-    open += d;
-    peak = Math.max(peak, open);
-  }
-  return peak;
-}
 
 function occupancy(b) {
   const m = b.metrics();

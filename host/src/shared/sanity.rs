@@ -166,10 +166,11 @@ pub fn check_semaphore_rejected(
     config: &SemaphoreConfig,
     rejected: SemaphoreRejected,
 ) -> Result<SemaphoreRejected, Corrupt> {
-    held(
-        rejected.active <= config.max_concurrent && rejected.queued <= config.max_queue,
-        rejected,
-    )
+    let occupancy = SemaphoreSnapshot {
+        active: rejected.active,
+        queued: rejected.queued,
+    };
+    check_snapshot(config, occupancy).map(|_| rejected)
 }
 
 /// A semaphore's limit for one priority, as read from its region: exactly
