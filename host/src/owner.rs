@@ -93,18 +93,25 @@ pub(crate) mod pid {
             && stat(pid).is_none_or(|s| !s.exited && super::owner_id(pid, s.start_ticks) == owner)
     }
 
-    /// Whether each owner id a scan meets is dead, asking the OS once per
-    /// owner (a table names few processes, in many slots).
-    pub(crate) fn dead_memo() -> impl FnMut(u32) -> bool {
-        let mut seen: Vec<(u32, bool)> = Vec::new();
+    /// [`alive`] for one scan of a table, asking the OS once per owner id: a
+    /// table names few processes, in many slots (a full bulkhead of 4 096
+    /// permits held by 4 workers is 4 questions, not 4 096).
+    pub(crate) fn alive_memo() -> impl Fn(u32) -> bool {
+        let seen: std::cell::RefCell<Vec<(u32, bool)>> = std::cell::RefCell::default();
         move |owner| {
-            if let Some(&(_, dead)) = seen.iter().find(|(o, _)| *o == owner) {
-                return dead;
+            if let Some(&(_, live)) = seen.borrow().iter().find(|(o, _)| *o == owner) {
+                return live;
             }
-            let dead = !alive(owner);
-            seen.push((owner, dead));
-            dead
+            let live = alive(owner);
+            seen.borrow_mut().push((owner, live));
+            live
         }
+    }
+
+    /// Whether each owner id a scan meets is gone, as [`alive_memo`] asks.
+    pub(crate) fn dead_memo() -> impl FnMut(u32) -> bool {
+        let alive = alive_memo();
+        move |owner| !alive(owner)
     }
 
     /// What `/proc/<pid>/stat` says of a process.

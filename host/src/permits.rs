@@ -341,7 +341,7 @@ impl<const N: usize> PermitTable<N> {
     /// exited and is not reaped yet (a zombie).
     #[cfg(not(loom))]
     pub fn reclaim_dead(&self, abandoned: impl FnMut(u32)) -> u64 {
-        self.reclaim(pid::alive, abandoned)
+        self.reclaim(pid::alive_memo(), abandoned)
     }
 
     /// Held permits that are not probes (a scan): the core counts them in its

@@ -406,7 +406,7 @@ impl Breaker {
     )]
     pub fn reclaim_abandoned(&self, now: u64) -> u64 {
         dispatch!(self,
-            cell c => c.reclaim(crate::owner::pid::alive, now),
+            cell c => c.reclaim(crate::owner::pid::alive_memo(), now),
             core _b => 0
         )
     }

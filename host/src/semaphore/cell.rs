@@ -700,7 +700,7 @@ impl<const Q: usize, const N: usize> SemaphoreCell<Q, N> {
     /// also those exited and not reaped yet: zombies).
     #[cfg(not(loom))]
     pub fn reclaim_dead(&self) -> (u64, u64) {
-        self.reclaim(crate::owner::pid::alive)
+        self.reclaim(crate::owner::pid::alive_memo())
     }
 }
 
