@@ -10,8 +10,9 @@
 // The loom build compiles only the table models (tests/loom_*.rs).
 #![cfg(not(loom))]
 
-use std::alloc::{Layout, alloc_zeroed, dealloc};
-use std::ptr::NonNull;
+mod common;
+
+use common::Memory;
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
@@ -37,38 +38,6 @@ const CALL_BOUND: Duration = Duration::from_secs(1);
 const TRIAL_BOUND: Duration = Duration::from_secs(20);
 const THREADS: u64 = 3;
 const OPS: u64 = 40;
-
-/// Zeroed caller memory, aligned for a region, freed on drop.
-struct Memory {
-    ptr: NonNull<u8>,
-    layout: Layout,
-}
-
-// SAFETY: plain bytes; every access in this test goes through the region's
-// atomics or happens before the threads that use it start.
-unsafe impl Send for Memory {}
-// SAFETY: as above.
-unsafe impl Sync for Memory {}
-
-impl Memory {
-    fn new(size: usize, align: usize) -> Self {
-        let layout = Layout::from_size_align(size, align).unwrap();
-        // SAFETY: non-zero size.
-        let ptr = NonNull::new(unsafe { alloc_zeroed(layout) }).unwrap();
-        Self { ptr, layout }
-    }
-
-    fn len(&self) -> usize {
-        self.layout.size()
-    }
-}
-
-impl Drop for Memory {
-    fn drop(&mut self) {
-        // SAFETY: allocated in `new` with this layout.
-        unsafe { dealloc(self.ptr.as_ptr(), self.layout) };
-    }
-}
 
 fn coin(rng: &mut SplitMix64) -> bool {
     rng.next_u64() & 1 == 0

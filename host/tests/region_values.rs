@@ -10,8 +10,9 @@
 
 #![cfg(not(loom))]
 
-use std::alloc::{Layout, alloc_zeroed, dealloc};
-use std::ptr::NonNull;
+mod common;
+
+use common::Memory;
 
 use seawall_core::{
     BreakerConfig, Corrupt, Outcome, Priority, RateLimitError, RateLimiterConfig, Ratio,
@@ -28,52 +29,6 @@ use seawall_host::shared::{OpenOptions, SharedRegion};
 
 const MS: u64 = 1_000_000;
 const SEC: u64 = 1_000_000_000;
-
-/// Zeroed caller memory, aligned for a region, freed on drop.
-struct Memory {
-    ptr: NonNull<u8>,
-    layout: Layout,
-}
-
-impl Memory {
-    fn new(size: usize, align: usize) -> Self {
-        let layout = Layout::from_size_align(size, align).unwrap();
-        // SAFETY: non-zero size.
-        let ptr = NonNull::new(unsafe { alloc_zeroed(layout) }).unwrap();
-        Self { ptr, layout }
-    }
-
-    fn len(&self) -> usize {
-        self.layout.size()
-    }
-
-    /// Read the `u64` at `offset` (a region word, read as another process would
-    /// see it; no other thread runs).
-    fn read_u64(&self, offset: usize) -> u64 {
-        assert!(offset + 8 <= self.len());
-        // SAFETY: inside the allocation.
-        unsafe { self.ptr.as_ptr().add(offset).cast::<u64>().read_unaligned() }
-    }
-
-    /// Overwrite bytes at `offset`, as a stray writer would.
-    fn write(&self, offset: usize, bytes: &[u8]) {
-        assert!(offset + bytes.len() <= self.len());
-        // SAFETY: inside the allocation; no other thread runs.
-        unsafe {
-            self.ptr
-                .as_ptr()
-                .add(offset)
-                .copy_from_nonoverlapping(bytes.as_ptr(), bytes.len());
-        }
-    }
-}
-
-impl Drop for Memory {
-    fn drop(&mut self) {
-        // SAFETY: allocated in `new` with this layout.
-        unsafe { dealloc(self.ptr.as_ptr(), self.layout) };
-    }
-}
 
 fn breaker_config() -> BreakerConfig {
     BreakerConfig {
