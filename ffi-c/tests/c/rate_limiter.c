@@ -223,7 +223,7 @@ static void caller_memory(void) {
   seawall_rate_limiter_config cfg = ten_per_second();
   seawall_rate_limiter *a = NULL, *b = NULL;
   seawall_keyed_rate_limiter *ka = NULL, *kb = NULL;
-  const size_t len = 512, klen = 40000;
+  const size_t len = 4096, klen = 40000;
   unsigned char *mem = aligned_zeroed(len), *kmem = aligned_zeroed(klen);
   uint64_t retry;
   bool created = true;
