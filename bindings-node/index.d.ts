@@ -450,6 +450,13 @@ export interface NativeRetryBudgetSnapshot {
   retries: number
   /** Whole retries that would be allowed now. */
   available: number
+  /**
+   * Withdrawals allowed since the budget was made (of every process, for a
+   * shared budget).
+   */
+  allowed: number
+  /** Withdrawals refused since the budget was made. */
+  refused: number
 }
 
 /** A retry policy configuration: attempts (≥ 1, default 3) and backoff. */
@@ -559,7 +566,10 @@ export declare function retryBudgetDepositAt(h: number, nowMs: number): void
  */
 export declare function retryBudgetNew(config: NativeRetryBudgetConfig, shared?: string | undefined | null): ExternalObject<Token>
 
-/** Requests, retries and retries available now. */
+/**
+ * Requests, retries and retries available now; withdrawals allowed and
+ * refused since the budget was made.
+ */
 export declare function retryBudgetSnapshot(h: number, nowMs?: number | undefined | null): NativeRetryBudgetSnapshot
 
 /** Withdraw one retry if the balance covers it (one atomic step). */

@@ -321,7 +321,11 @@ export declare class RetryBudget {
   readonly isShared: boolean;
   deposit(nowMs?: number): void;
   tryWithdraw(nowMs?: number): boolean;
-  snapshot(nowMs?: number): { requests: number; retries: number; available: number };
+  /**
+   * `requests`, `retries` and `available` in the live window; `allowed` and `refused`:
+   * withdrawals since the budget was made (of every process, for a shared budget).
+   */
+  snapshot(nowMs?: number): { requests: number; retries: number; available: number; allowed: number; refused: number };
   /** Remove the shared budget `name` (a missing one is fine); attached processes keep theirs. */
   static unlinkShared(name: string): void;
 }

@@ -174,6 +174,11 @@ pub struct NativeRetryBudgetSnapshot {
     pub retries: f64,
     /// Whole retries that would be allowed now.
     pub available: f64,
+    /// Withdrawals allowed since the budget was made (of every process, for a
+    /// shared budget).
+    pub allowed: f64,
+    /// Withdrawals refused since the budget was made.
+    pub refused: f64,
 }
 
 type BudgetRef = Rc<Handle<RetryBudget>>;
@@ -242,15 +247,19 @@ pub fn retry_budget_try_withdraw(h: f64, now_ms: Option<f64>) -> Result<bool> {
     with_budget(h, |b| b.try_withdraw(now_or_clock(now_ms)))
 }
 
-/// Requests, retries and retries available now.
+/// Requests, retries and retries available now; withdrawals allowed and
+/// refused since the budget was made.
 #[napi]
 pub fn retry_budget_snapshot(h: f64, now_ms: Option<f64>) -> Result<NativeRetryBudgetSnapshot> {
     with_budget(h, |b| {
         let s = b.snapshot(now_or_clock(now_ms));
+        let t = b.totals();
         NativeRetryBudgetSnapshot {
             requests: s.requests as f64,
             retries: s.retries as f64,
             available: s.available() as f64,
+            allowed: t.allowed as f64,
+            refused: t.refused as f64,
         }
     })
 }

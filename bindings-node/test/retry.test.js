@@ -47,7 +47,7 @@ test('a retry budget with no reserve and 0 % refuses every retry: ERETRYBUDGET w
   assert.equal(e.code, 'ERETRYBUDGET');
   assert.equal(e.reason, 'budgetExhausted');
   assert.equal(e.cause, first);
-  assert.deepEqual(budget.snapshot(), { requests: 1, retries: 0, available: 0 });
+  assert.deepEqual(budget.snapshot(), { requests: 1, retries: 0, available: 0, allowed: 0, refused: 1 });
 });
 
 test('budget: 10 requests at 50 % and no reserve buy exactly 5 retries', async () => {

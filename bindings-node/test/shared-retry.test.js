@@ -48,15 +48,17 @@ test('4 worker processes share one retry budget and one retry throttle: exact fi
   // each request deposits 0.25 of a retry. Steps at T use T as the time; the
   // later ones use the clock, within 18 s of T, so nothing has expired.
   const T = monotonicMs();
-  assert.deepEqual(budget.snapshot(T), { requests: 0, retries: 0, available: 20 });
+  // `allowed` and `refused` are every process's withdrawals since the budget was made.
+  const none = { allowed: 0, refused: 0 };
+  assert.deepEqual(budget.snapshot(T), { requests: 0, retries: 0, available: 20, ...none });
   // 4 × 40 requests at once from 4 processes: 160 · 0.25 = 40, balance 60.
   await all(workers, 'deposit', { n: 40, at: T });
-  assert.deepEqual(budget.snapshot(T), { requests: 160, retries: 0, available: 60 });
+  assert.deepEqual(budget.snapshot(T), { requests: 160, retries: 0, available: 60, ...none });
   // 4 × 30 retries asked at once: exactly 60 allowed (check-and-withdraw is one
   // step on the shared memory, so no two processes spend the same retry).
   const withdrawn = await all(workers, 'withdraw', { n: 30, at: T });
   assert.equal(sum(withdrawn, 'allowed'), 60);
-  assert.deepEqual(budget.snapshot(T), { requests: 160, retries: 60, available: 0 });
+  assert.deepEqual(budget.snapshot(T), { requests: 160, retries: 60, available: 0, allowed: 60, refused: 60 });
   // Here: a call that fails once deposits 0.25 (balance 0.25) and its retry is
   // refused.
   let attempts = 0;
@@ -66,17 +68,17 @@ test('4 worker processes share one retry budget and one retry throttle: exact fi
   assert.equal(refused.code, 'ERETRYBUDGET');
   assert.equal(refused.reason, 'budgetExhausted');
   assert.equal(attempts, 1);
-  assert.deepEqual(budget.snapshot(), { requests: 161, retries: 60, available: 0 });
+  assert.deepEqual(budget.snapshot(), { requests: 161, retries: 60, available: 0, allowed: 60, refused: 61 });
   // 4 more requests (balance 0.25 + 1 = 1.25): worker 2's failing call deposits
   // (1.5) and retries (0.5 left); worker 3's deposits (0.75) and is refused.
   await all(workers, 'deposit', { n: 1 });
-  assert.deepEqual(budget.snapshot(), { requests: 165, retries: 60, available: 1 });
+  assert.deepEqual(budget.snapshot(), { requests: 165, retries: 60, available: 1, allowed: 60, refused: 61 });
   assert.deepEqual(await ask(workers[2], 'retryWithBudget'), { step: 'retryWithBudget', outcome: 'ok', attempts: 2 });
   assert.deepEqual(await ask(workers[3], 'retryWithBudget'), { step: 'retryWithBudget', outcome: 'ERETRYBUDGET', attempts: 1 });
-  assert.deepEqual(budget.snapshot(), { requests: 167, retries: 61, available: 0 });
+  assert.deepEqual(budget.snapshot(), { requests: 167, retries: 61, available: 0, allowed: 61, refused: 62 });
   assert.ok(monotonicMs() - T < 18_000, 'the steps above ran within the window');
   // 40 s after T every bucket has expired: only the reserve is left.
-  assert.deepEqual(budget.snapshot(T + 40_000), { requests: 0, retries: 0, available: 20 });
+  assert.deepEqual(budget.snapshot(T + 40_000), { requests: 0, retries: 0, available: 20, allowed: 61, refused: 62 });
 
   // Throttle (gRPC A6): 10 tokens; a failure takes 1 and its retry is allowed
   // iff more than 10 / 2 are left; a success adds 0.5; tokens stay in [0, 10].

@@ -163,14 +163,19 @@ impl RetryBudget {
         Ok(self.budget.snapshot(now).available())
     }
 
-    /// `{"requests", "retries", "available"}` in the live window.
+    /// `{"requests", "retries", "available"}` in the live window, and
+    /// `{"allowed", "refused"}`: withdrawals since the budget was made (of
+    /// every process, for a shared budget: its region holds them).
     fn snapshot<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
         let now = self.clock.now(py)?;
         let s = self.budget.snapshot(now);
+        let t = self.budget.totals();
         let d = pyo3::types::PyDict::new(py);
         d.set_item("requests", s.requests)?;
         d.set_item("retries", s.retries)?;
         d.set_item("available", s.available())?;
+        d.set_item("allowed", t.allowed)?;
+        d.set_item("refused", t.refused)?;
         Ok(d)
     }
 

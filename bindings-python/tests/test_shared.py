@@ -457,14 +457,17 @@ def test_four_processes_share_one_retry_budget_and_one_throttle(retry_regions):
     assert sum(r["withdrawn"] for r in got) == 12
     budget = seawall.RetryBudget(shared=bname, **_mp_workers.BUDGET)
     assert not budget.created
-    assert budget.snapshot() == {"requests": 40, "retries": 12, "available": 0}
+    # One set of totals: the 20 raced withdrawals, 12 allowed and 8 refused,
+    # read in a process that made none.
+    assert budget.snapshot() == {"requests": 40, "retries": 12, "available": 0, "allowed": 12, "refused": 8}
     for _ in range(3):
         budget.deposit()  # 43 · 0.3 = 12.9: 0.9 of a retry left, not a whole one
     assert budget.available == 0 and not budget.try_withdraw()
     budget.deposit()  # 44 · 0.3 = 13.2: one more whole retry
     assert budget.available == 1
     assert budget.try_withdraw() and not budget.try_withdraw()
-    assert budget.snapshot() == {"requests": 44, "retries": 13, "available": 0}
+    # Here: one refused, one allowed, one refused.
+    assert budget.snapshot() == {"requests": 44, "retries": 13, "available": 0, "allowed": 13, "refused": 10}
     # Throttle: 8 racing failures took 10 tokens to 9, 8, 7, 6 (retry allowed:
     # more than half of 10 left), 5, 4, 3, 2 (refused): exactly 4 allowed. Then
     # 12 successes at 0.5 added 6: 8 tokens.
@@ -496,7 +499,8 @@ def test_a_retry_policy_draws_on_a_budget_shared_with_another_handle(retry_regio
         r(flaky)()
     # Its own request deposits 0.5 more: 2.5, so 2 retries, then the budget says no.
     assert len(calls) == 3 and r.stats()["budget_exhausted"] == 1
-    assert theirs.snapshot() == {"requests": 5, "retries": 2, "available": 0}
+    # Its 2 retries allowed and the third refused, counted in the shared region.
+    assert theirs.snapshot() == {"requests": 5, "retries": 2, "available": 0, "allowed": 2, "refused": 1}
 
 
 def test_budget_and_throttle_with_another_configuration_are_refused(retry_regions):
