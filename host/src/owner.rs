@@ -37,10 +37,29 @@ pub(crate) mod pid {
 
     /// `pid | owner id << 32`; 0 until looked up.
     static ME: AtomicU64 = AtomicU64::new(0);
+    /// This process's pid namespace; `u64::MAX` until looked up.
+    static NAMESPACE: AtomicU64 = AtomicU64::new(u64::MAX);
     static HANDLER: Once = Once::new();
 
     extern "C" fn forget_in_child() {
         ME.store(0, Ordering::Relaxed);
+        // `unshare -p -f` puts the child in a new pid namespace.
+        NAMESPACE.store(u64::MAX, Ordering::Relaxed);
+    }
+
+    /// This process's pid namespace (the inode of `/proc/self/ns/pid`; 0 where
+    /// it cannot be read): pids, and so owner ids, mean one process only
+    /// among processes of one namespace.
+    pub(crate) fn namespace() -> u64 {
+        let n = NAMESPACE.load(Ordering::Relaxed);
+        if n != u64::MAX {
+            return n;
+        }
+        let _ = me(); // registers the fork handler that clears this cache
+        let n = std::fs::metadata("/proc/self/ns/pid")
+            .map_or(0, |m| std::os::unix::fs::MetadataExt::ino(&m));
+        NAMESPACE.store(n, Ordering::Relaxed);
+        n
     }
 
     fn me() -> u64 {
@@ -97,13 +116,14 @@ pub(crate) mod pid {
     /// table names few processes, in many slots (a full bulkhead of 4 096
     /// permits held by 4 workers is 4 questions, not 4 096).
     pub(crate) fn alive_memo() -> impl Fn(u32) -> bool {
-        let seen: std::cell::RefCell<Vec<(u32, bool)>> = std::cell::RefCell::default();
+        let seen: std::cell::RefCell<std::collections::HashMap<u32, bool>> =
+            std::cell::RefCell::default();
         move |owner| {
-            if let Some(&(_, live)) = seen.borrow().iter().find(|(o, _)| *o == owner) {
+            if let Some(&live) = seen.borrow().get(&owner) {
                 return live;
             }
             let live = alive(owner);
-            seen.borrow_mut().push((owner, live));
+            seen.borrow_mut().insert(owner, live);
             live
         }
     }

@@ -286,7 +286,7 @@ fn waiter_killed_inside_the_core_is_reclaimed() {
 #[test]
 fn heal_gate_gives_one_look_to_racing_callers() {
     loom::model(|| {
-        let gate = Arc::new(HealGate::new());
+        let gate = Arc::new(HealGate::new(0));
         let g2 = Arc::clone(&gate);
         let other = thread::spawn(move || g2.due(HEAL_INTERVAL_NS));
         let mine = gate.due(HEAL_INTERVAL_NS);

@@ -138,3 +138,63 @@ fn a_process_gives_back_what_it_holds_and_waits_for() {
     assert!(s.cancel(waiting).is_err());
     assert_eq!(s.reclaim_own(), (0, 0));
 }
+
+/// DESIGN §8, "Self-healing": owner ids mean one process only within one pid
+/// namespace. A live holder in another namespace (a container sharing
+/// /dev/shm; here `unshare -p`, where it is pid 1) looks dead from this one,
+/// so its attach marks the region mixed and nobody here takes its permit: not
+/// by opening the region, not by being refused.
+#[test]
+fn a_live_holder_in_another_pid_namespace_keeps_its_permit() {
+    let name = format!("rust-test-pidns-{}", std::process::id());
+    let _ = Semaphore::unlink_shared(&name);
+    let _unlink = Unlink(name.clone());
+    let s = Semaphore::open_shared(&name, &config(), &OpenOptions::default()).unwrap();
+    let me = std::env::current_exe().unwrap();
+    let child = Command::new("unshare")
+        .args(["-p", "-f", "--mount-proc"])
+        .arg(&me)
+        .args([
+            "--exact",
+            "holder_role_takes_a_permit_and_waits_to_be_killed",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(REGION_ENV, &name)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn();
+    let Some(mut child) = child.ok().filter(|_| unshare_pid_works()) else {
+        let ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
+        assert!(!ci, "unshare -p is needed here and refused (run as root)");
+        eprintln!(
+            "SKIP a_live_holder_in_another_pid_namespace_keeps_its_permit: unshare -p refused"
+        );
+        return;
+    };
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let ready = lines.any(|l| l.is_ok_and(|l| l.contains(READY)));
+    // This process opens the region again, and is refused: neither may take
+    // the live holder's permit.
+    let again = Semaphore::open_shared(&name, &config(), &OpenOptions::default()).unwrap();
+    let active = again.snapshot().active;
+    let refused = again.try_acquire(Priority::Normal).is_err();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(ready, "the holder never took its permit");
+    assert_eq!(
+        active, 1,
+        "opening the region took the live holder's permit"
+    );
+    assert!(refused, "a refused caller took the live holder's permit");
+    drop(s);
+}
+
+/// Whether this machine lets us make a pid namespace.
+fn unshare_pid_works() -> bool {
+    Command::new("unshare")
+        .args(["-p", "-f", "--mount-proc", "true"])
+        .status()
+        .is_ok_and(|s| s.success())
+}

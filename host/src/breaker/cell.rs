@@ -67,7 +67,7 @@ impl<W: SlidingWindow, const N: usize> BreakerCell<W, N> {
             unsafe { &mut *(&raw mut (*p).permits).cast::<MaybeUninit<PermitTable<N>>>() };
         PermitTable::init(permits, salt);
         // SAFETY: as above; written once, never read before.
-        unsafe { (&raw mut (*p).heal).write(HealGate::new()) };
+        unsafe { (&raw mut (*p).heal).write(HealGate::new(crate::heal::this_pid_namespace())) };
         Ok(())
     }
 }

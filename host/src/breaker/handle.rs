@@ -156,11 +156,7 @@ impl Breaker {
     ) -> Result<Self, RegionError> {
         let (t, created) = Tracked::open_shared(name, config, slots, options)?;
         let b = Self::of(Inner::Tracked(t), created);
-        // Self-healing (DESIGN §8): what processes that died before this open
-        // held comes back now, so a service restarted whole starts whole.
-        if !created {
-            b.reclaim_abandoned(crate::clock::monotonic_ns());
-        }
+        b.join_region();
         Ok(b)
     }
 
@@ -228,7 +224,9 @@ impl Breaker {
             }
             Err(e) => return Err(e),
         };
-        Ok(Self::of(Inner::Tracked(inner), false))
+        let b = Self::of(Inner::Tracked(inner), false);
+        b.join_region();
+        Ok(b)
     }
 
     /// Whether this handle created (and initialised) its breaker.
@@ -340,6 +338,24 @@ impl Breaker {
                 Err(r) => Err(AcquireError::Rejected(r)),
             })
         )
+    }
+
+    /// This process attaches to a shared region (before it claims anything):
+    /// its pid namespace is checked against the creator's (see
+    /// [`crate::heal::HealGate`]), then, as ignored, what processes that died
+    /// before this open held comes back, so a service restarted whole starts
+    /// whole (DESIGN §8, "Self-healing").
+    fn join_region(&self) {
+        let may_heal = dispatch!(self,
+            cell c => {
+                c.heal.attach(crate::heal::this_pid_namespace());
+                c.heal.may_heal()
+            },
+            core _b => false
+        );
+        if !self.created && may_heal {
+            self.reclaim_abandoned(crate::clock::monotonic_ns());
+        }
     }
 
     /// Self-healing (DESIGN §8): a caller of a shared breaker refused while

@@ -186,7 +186,7 @@ impl<const Q: usize, const N: usize> SemaphoreCell<Q, N> {
         // SAFETY: as above.
         unsafe { (&raw mut (*p).sleepers).write(AtomicU32::new(0)) };
         // SAFETY: as above.
-        unsafe { (&raw mut (*p).heal).write(HealGate::new()) };
+        unsafe { (&raw mut (*p).heal).write(HealGate::new(crate::heal::this_pid_namespace())) };
         // SAFETY: as above.
         unsafe { (&raw mut (*p).totals).write(SharedTotals::new()) };
         Ok(())

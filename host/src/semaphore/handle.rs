@@ -257,6 +257,21 @@ impl Semaphore {
         }
     }
 
+    /// This process attaches to a shared region (before it claims anything):
+    /// its pid namespace is checked against the creator's (see
+    /// [`crate::heal::HealGate`]), then what processes that died before this
+    /// open held comes back, so a service restarted whole starts whole
+    /// (DESIGN §8, "Self-healing").
+    fn join_region(&self) {
+        let Store::Tracked(h) = &self.store else {
+            return;
+        };
+        h.heal_gate().attach(crate::heal::this_pid_namespace());
+        if !self.created() && h.heal_gate().may_heal() {
+            self.reclaim_abandoned();
+        }
+    }
+
     /// Self-healing (DESIGN §8): a caller of a shared semaphore that would be
     /// refused, shed or made to wait looks for dead holders first, when the
     /// region's gate says a look is due (one caller per 100 ms); whether the
@@ -313,11 +328,7 @@ impl Semaphore {
         options: &OpenOptions,
     ) -> Result<Self, RegionError> {
         let s = Self::of(Store::Tracked(Handle::open_shared(name, config, options)?));
-        // Self-healing (DESIGN §8): what processes that died before this open
-        // held comes back now, so a service restarted whole starts whole.
-        if !s.created() {
-            s.reclaim_abandoned();
-        }
+        s.join_region();
         Ok(s)
     }
 
@@ -359,7 +370,9 @@ impl Semaphore {
     pub unsafe fn attach(mem: NonNull<u8>, len: usize) -> Result<Self, RegionError> {
         // SAFETY: forwarded from the caller.
         let h = unsafe { Handle::attach(mem, len) }?;
-        Ok(Self::of(Store::Tracked(h)))
+        let s = Self::of(Store::Tracked(h));
+        s.join_region();
+        Ok(s)
     }
 
     /// Whether this handle created (and initialised) its semaphore.
