@@ -42,3 +42,25 @@ test('a shared bulkhead others may write is refused as untrusted', { skip }, (t)
   fs.chmodSync(file, 0o600);
   assert.doesNotThrow(() => new Bulkhead({ shared: name, maxConcurrent: 2 }));
 });
+
+test('the health report of an overwritten breaker region is unhealthy with the error, not a thrown error', { skip }, async (t) => {
+  const { healthReport } = require('../lib/middleware/common');
+  const name = `node-health-corrupt-${process.pid}`;
+  CircuitBreaker.unlinkShared(name);
+  t.after(() => CircuitBreaker.unlinkShared(name));
+  const b = new CircuitBreaker({ shared: name, consecutiveFailures: 1, openDurationMs: 60_000 });
+  await assert.rejects(b.execute(async () => { throw new Error('down'); }), /down/);
+  assert.equal(healthReport({ db: { breaker: b, critical: true } })[0], 503); // open: honest
+  // open_until (the high half of the core's first 128-bit word, after the
+  // 128-byte header) 54 years away: a value no honest breaker holds.
+  const fd = fs.openSync(`/dev/shm/seawall-breaker-${name}`, 'r+');
+  const word = Buffer.alloc(8);
+  word.writeBigUInt64LE(process.hrtime.bigint() + 1_713_643_524_538_000_000n);
+  fs.writeSync(fd, word, 0, 8, 128 + 8);
+  fs.closeSync(fd);
+  const [status, body] = healthReport({ db: { breaker: b, critical: true } });
+  assert.equal(status, 503);
+  assert.equal(body.dependencies.db.status, 'unhealthy');
+  assert.equal(body.dependencies.db.breaker, 'unknown');
+  assert.match(body.dependencies.db.error, /never gives/);
+});

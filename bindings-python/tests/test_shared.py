@@ -617,3 +617,24 @@ def test_an_overwritten_bulkhead_region_is_a_shared_region_error_not_a_count(bul
         pool.metrics()
     with pytest.raises(seawall.SharedRegionError):
         pool.try_acquire()
+
+
+def test_the_health_report_of_an_overwritten_breaker_region_is_unhealthy_not_an_error(region):
+    # DESIGN §8: an overwritten region is reported as such. Opened for 60 s,
+    # then its open_until (the high half of the core's first 128-bit word,
+    # after the 128-byte header) is made 54 years away.
+    b = seawall.CircuitBreaker(shared=region, consecutive_failures=1, open_duration=60.0)
+    with pytest.raises(ValueError):
+        b.call(_raise)
+    report = seawall.HealthReport({"db": b})
+    assert report.check()["status"] == "unhealthy"  # open: honest
+    with open(f"/dev/shm/seawall-breaker-{region}", "r+b") as f:
+        f.seek(128 + 8)
+        now_ns = time.monotonic_ns()
+        f.write((now_ns + 1_713_643_524_538 * 1_000_000).to_bytes(8, "little"))
+    doc = report.check()
+    assert doc["status"] == "unhealthy"
+    assert doc["dependencies"]["db"]["breakers"] == {region: "unknown"}
+    assert "never gives" in doc["dependencies"]["db"]["errors"][region]
+    status, body = report.answer()
+    assert status == 503 and b'"unknown"' in body

@@ -186,7 +186,7 @@ function healthOptions(options) {
 
 /** A breaker state's health: open ones are unhealthy, a half-open one is degraded. */
 function breakerStatus(state) {
-  if (state === 'open' || state === 'forcedOpen') return 'unhealthy';
+  if (state === 'open' || state === 'forcedOpen' || state === 'unknown') return 'unhealthy';
   if (state === 'halfOpen') return 'degraded';
   return 'healthy';
 }
@@ -201,11 +201,20 @@ function healthReport(deps) {
   const dependencies = {};
   for (const [name, d] of Object.entries(deps)) {
     const snapshot = d.health === undefined ? null : d.health.snapshot();
-    const m = d.breaker === undefined ? null : d.breaker.metrics();
-    const state = m === null ? null : m.state;
+    let m = null;
+    let error;
+    try {
+      m = d.breaker === undefined ? null : d.breaker.metrics();
+    } catch (e) {
+      // An overwritten shared region (ESHARED): no state to trust, and said so.
+      if (e === null || typeof e !== 'object' || e.code !== codes.ESHARED) throw e;
+      error = e.message;
+    }
+    const state = m === null ? (error === undefined ? null : 'unknown') : m.state;
     const rank = Math.max(snapshot === null ? 0 : RANK[snapshot.status], state === null ? 0 : RANK[breakerStatus(state)]);
     overall = Math.max(overall, d.critical ? rank : Math.min(rank, 1));
     dependencies[name] = { status: STATUS[rank], breaker: state, health: snapshot };
+    if (error !== undefined) dependencies[name].error = error;
     // A shared breaker's permits or probes held by dead workers, until a caller
     // gives them back (DESIGN §8): reported, they change no status.
     if (m !== null && m.permitsAbandoned > 0) dependencies[name].abandoned = m.permitsAbandoned;

@@ -14,7 +14,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 from . import _numbers
 from ._breaker import CircuitBreaker
 from ._bulkhead import PRIORITIES, Bulkhead
-from ._errors import BulkheadFullError, SeawallConfigError
+from ._errors import BulkheadFullError, SeawallConfigError, SharedRegionError
 
 __all__ = ["HealthReport", "priority_by_path", "request_path", "Gate"]
 
@@ -63,13 +63,18 @@ class HealthReport:
             status = "healthy"
             for s in sources:
                 if isinstance(s, CircuitBreaker):
-                    state = s.state.value
+                    try:
+                        state = s.state.value
+                        # A shared breaker's permits or probes held by dead workers,
+                        # until a caller gives them back (DESIGN §8): reported, they
+                        # change no status.
+                        abandoned = s.metrics().get("permits_abandoned") if s.shared else None
+                    except SharedRegionError as e:
+                        # An overwritten region: no state to trust, and said so.
+                        state, abandoned = "unknown", None
+                        entry.setdefault("errors", {})[s.name or name] = str(e)
                     entry.setdefault("breakers", {})[s.name or name] = state
                     st = _BREAKER_STATUS.get(state, "unhealthy")
-                    # A shared breaker's permits or probes held by dead workers,
-                    # until a caller gives them back (DESIGN §8): reported, they
-                    # change no status.
-                    abandoned = s.metrics().get("permits_abandoned") if s.shared else None
                     if abandoned:
                         entry.setdefault("abandoned", {})[s.name or name] = abandoned
                 elif hasattr(s, "snapshot"):
