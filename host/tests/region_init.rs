@@ -14,7 +14,7 @@
 
 use std::fs::{self, File};
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::mpsc;
@@ -215,11 +215,16 @@ fn a_region_a_process_is_building_is_waited_for_until_the_timeout() {
         }
         // The builder gone without publishing, the same file is judged at once.
         unlock(&f);
-        let e = open(&t.0, Duration::MAX).map(drop).unwrap_err();
+        let opened = open(&t.0, Duration::MAX);
         if len == 0 {
-            untrusted_reason(e);
+            untrusted_reason(opened.map(drop).unwrap_err());
         } else {
-            not_a_region(e);
+            // All zeros: its creator died before it wrote anything (DESIGN §8,
+            // self-healing). The file is removed and the region made anew.
+            let region = opened.unwrap();
+            assert!(region.created(), "made anew, not attached");
+            let (old, new) = (f.metadata().unwrap(), fs::metadata(&t.0).unwrap());
+            assert_ne!(old.ino(), new.ino(), "another file now has the name");
         }
     }
 }

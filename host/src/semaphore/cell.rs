@@ -640,10 +640,17 @@ impl<const Q: usize, const N: usize> SemaphoreCell<Q, N> {
                 _ => return None,
             }
         }
-        let slots_in_use = self.sem.tickets_in_use().next().is_some();
+        let in_use = self.sem.tickets_in_use().count();
         if self.sem.stamped_snapshot().1 != stamp {
             return None;
         }
+        // Every slot in use is a waiter `queued` counts: more slots than that
+        // is an overwritten region, reported by the checked calls, not
+        // "repaired".
+        if in_use > counts.queued as usize {
+            return None;
+        }
+        let slots_in_use = in_use > 0;
         Some(Quiet {
             counts,
             stamp,

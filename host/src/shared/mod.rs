@@ -601,8 +601,41 @@ impl<T: Shareable> SharedRegion<T> {
             Look::Published(len, map) => Settled::Published(len, map),
             Look::Refused(e) => Settled::Refused(e),
             Look::Unpublished(_) if !trust::still_named(path, file) => Settled::Vanished,
+            Look::Unpublished(len) if len == Self::SIZE && Self::untouched(mapped) => {
+                Self::remove_abandoned(path, file)
+            }
             Look::Unpublished(len) => Settled::Refused(Self::never_published(path, len)),
         }
+    }
+
+    /// Whether the mapping `mapped` holds (the whole file) is all zeros: a file
+    /// its creator reserved and died before it wrote anything, not a region
+    /// whose header was overwritten (a built one has its structure behind).
+    fn untouched(mapped: &Option<(usize, memmap2::MmapRaw)>) -> bool {
+        mapped.as_ref().is_some_and(|(len, map)| {
+            // SAFETY: the mapping is `len` bytes and stays mapped while read;
+            // a byte changing meanwhile only makes the answer a stale one,
+            // which the lock and name checks of `remove_abandoned` settle.
+            let bytes = unsafe { core::slice::from_raw_parts(map.as_ptr(), *len) };
+            bytes.iter().all(|&b| b == 0)
+        })
+    }
+
+    /// Self-healing (DESIGN §8): a file whose creator died before it built
+    /// anything is removed, so that the next try creates the region anew,
+    /// instead of leaving the name unusable. Only the one opener that takes
+    /// the file's lock removes it, and only while the path still names it (a
+    /// second opener that then takes the lock finds the name moved on);
+    /// `Building` while another opener holds it.
+    fn remove_abandoned(path: &Path, file: &File) -> Settled {
+        if trust::lock_exclusive(file).is_err() {
+            return Settled::Building;
+        }
+        if trust::still_named(path, file) {
+            let _ = std::fs::remove_file(path);
+        }
+        // Dropping the descriptor lets go of the lock.
+        Settled::Vanished
     }
 
     /// One look at the file: its length, and, once it holds a header, the

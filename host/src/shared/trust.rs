@@ -226,7 +226,7 @@ pub(super) fn create_named_locked(dir: &Path, path: &Path, len: usize) -> io::Re
 
 /// Take the init lock of a file nobody else can reach yet. Never waits: a
 /// lock already taken (someone reached the file through /proc) is an error.
-fn lock_exclusive(file: &File) -> io::Result<()> {
+pub(super) fn lock_exclusive(file: &File) -> io::Result<()> {
     flock(file, libc::LOCK_EX | libc::LOCK_NB)
 }
 
