@@ -373,12 +373,17 @@ pub fn semaphore_release(h: f64, head: f64) -> Result<i32> {
 #[napi]
 pub fn semaphore_snapshot(h: f64) -> Result<NativeSemaphoreSnapshot> {
     with(h, |sem| {
-        let s = sem.sem.snapshot();
-        NativeSemaphoreSnapshot {
+        let s = sem.sem.snapshot_checked().map_err(|Corrupt| {
+            error(
+                Code::Shared("untrusted"),
+                "the shared bulkhead's region holds values its configuration never gives: it was overwritten",
+            )
+        })?;
+        Ok(NativeSemaphoreSnapshot {
             active: s.active,
             queued: s.queued,
-        }
-    })
+        })
+    })?
 }
 
 /// `[critical, high, normal, low]` limits: `max(1, ⌊max_concurrent · share⌋)`,

@@ -83,9 +83,11 @@ test('RetryBudget: nowMs of deposit / tryWithdraw / snapshot is a finite number 
   }
   budget.deposit(10);
   budget.deposit(20);
-  assert.deepEqual(budget.snapshot(30), { requests: 2, retries: 0, available: 1 });
+  // The refused bad calls withdrew nothing: no verdict counted.
+  assert.deepEqual(budget.snapshot(30), { requests: 2, retries: 0, available: 1, allowed: 0, refused: 0 });
   assert.equal(budget.tryWithdraw(30), true);
   assert.equal(budget.tryWithdraw(30), false);
+  assert.deepEqual(budget.snapshot(30), { requests: 2, retries: 1, available: 0, allowed: 1, refused: 1 });
 });
 
 test('BreakerCore: nowMs, permit and durationMs are checked; an unknown outcome is refused, inherited names too', () => {

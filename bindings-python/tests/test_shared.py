@@ -617,6 +617,9 @@ def test_an_overwritten_bulkhead_region_is_a_shared_region_error_not_a_count(bul
         pool.metrics()
     with pytest.raises(seawall.SharedRegionError):
         pool.try_acquire()
+    with pytest.raises(seawall.SharedRegionError):
+        pool.active
+    assert "region corrupt" in repr(pool) and pool.max_concurrent == 4
 
 
 def test_the_health_report_of_an_overwritten_breaker_region_is_unhealthy_not_an_error(region):

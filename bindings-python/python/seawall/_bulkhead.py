@@ -12,6 +12,7 @@ from typing import Any, Callable, Dict, Generator, Mapping, Optional, Tuple, Typ
 from . import _listeners, _native, _numbers, _registry, _seconds
 from ._callables import guard_async_gen, is_async_callable, refuse_method_descriptor
 from ._deadline import remaining_ns
+from ._errors import SharedRegionError
 from ._seconds import Seconds
 from ._stack import HeldStack
 
@@ -384,7 +385,9 @@ class Bulkhead:
         self._held.pop().release()
 
     def __repr__(self) -> str:
-        return (
-            f"<Bulkhead name={self.name!r} active={self.active}/{self.max_concurrent} "
-            f"queued={self.queued}/{self.max_queue}>"
-        )
+        try:
+            occupancy = f"active={self.active}/{self.max_concurrent} queued={self.queued}/{self.max_queue}"
+        except SharedRegionError:
+            # A repr never raises: an overwritten region is said, not counted.
+            occupancy = "region corrupt"
+        return f"<Bulkhead name={self.name!r} {occupancy}>"

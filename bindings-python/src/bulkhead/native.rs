@@ -223,13 +223,15 @@ impl Bulkhead {
     }
 
     #[getter]
-    fn active(&self) -> u32 {
-        self.core.sem.snapshot().active
+    fn active(&self, py: Python<'_>) -> PyResult<u32> {
+        let s = self.core.sem.snapshot_checked();
+        Ok(s.map_err(|_| self.core.corrupt(py))?.active)
     }
 
     #[getter]
-    fn queued(&self) -> u32 {
-        self.core.sem.snapshot().queued
+    fn queued(&self, py: Python<'_>) -> PyResult<u32> {
+        let s = self.core.sem.snapshot_checked();
+        Ok(s.map_err(|_| self.core.corrupt(py))?.queued)
     }
 
     #[getter]
@@ -278,7 +280,8 @@ impl Bulkhead {
     /// The limit of `priority`: `max(1, ⌊max_concurrent · share⌋)`.
     #[pyo3(signature = (priority="normal"))]
     fn limit(&self, py: Python<'_>, priority: &str) -> PyResult<u32> {
-        Ok(self.core.sem.limit(self::priority(py, priority)?))
+        let limit = self.core.sem.limit_checked(self::priority(py, priority)?);
+        limit.map_err(|_| self.core.corrupt(py))
     }
 
     /// Give back the permits and cancel the tickets of processes that no longer

@@ -412,10 +412,9 @@ impl Semaphore {
     /// The configuration.
     #[must_use]
     pub fn config(&self) -> SemaphoreConfig {
-        match &self.store {
-            Store::Untracked(r) => each!(r, s => *s.config()),
-            Store::Tracked(h) => h.config(),
-        }
+        // The one this process holds: a shared region's agreed with it at
+        // open, and what the region reads now is not to be trusted (DESIGN §8).
+        self.held_config
     }
 
     /// The limit of priority `p`: `max(1, ⌊max_concurrent · share⌋)`.
