@@ -24,6 +24,7 @@ mod model {
     }
 
     /// Whether this thread's process dies here (and counts the point).
+    #[must_use]
     pub fn here() -> bool {
         LEFT.with(|left| match left.get() {
             Some(0) => true,
@@ -41,6 +42,7 @@ mod model {
     }
 
     /// Whether this thread's process was killed.
+    #[must_use]
     pub fn dead() -> bool {
         LEFT.with(|left| left.get() == Some(0))
     }

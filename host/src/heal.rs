@@ -63,6 +63,7 @@ impl HealGate {
 
     /// Whether owner ids in this region can be told dead or alive: every
     /// process attached so far is of the creator's pid namespace.
+    #[must_use]
     pub fn may_heal(&self) -> bool {
         self.mixed.load(Ordering::Acquire) == 0
     }
@@ -70,6 +71,7 @@ impl HealGate {
     /// Whether the caller at `now` (ns of the host's monotonic clock) is the
     /// one to look for dead holders: the last look is at least the interval
     /// old, and this caller moved the gate to `now` first.
+    #[must_use]
     pub fn due(&self, now: u64) -> bool {
         if !self.may_heal() {
             return false;

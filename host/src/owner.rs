@@ -12,6 +12,7 @@
 
 /// Bits of a pid in an owner id (Linux pids are below 2²²).
 pub(crate) const PID_BITS: u32 = 22;
+#[cfg_attr(loom, allow(dead_code, reason = "a model's owner ids are plain pids"))]
 pub(crate) const PID_MASK: u32 = (1 << PID_BITS) - 1;
 /// Bits of the start-time tag above the pid: a process with a reused pid is
 /// mistaken for the dead one only when its start time, in clock ticks (10 ms),
@@ -23,6 +24,7 @@ pub(crate) const OWNER_MASK: u32 = (1 << OWNER_BITS) - 1;
 
 /// The owner id of process `pid` started at `start_ticks` (Linux: field 22 of
 /// `/proc/<pid>/stat`; 0 where it cannot be read).
+#[cfg_attr(loom, allow(dead_code, reason = "a model's owner ids are plain pids"))]
 pub(crate) const fn owner_id(pid: u32, start_ticks: u64) -> u32 {
     (pid & PID_MASK) | ((start_ticks as u32) & ((1 << TAG_BITS) - 1)) << PID_BITS
 }

@@ -34,6 +34,7 @@ impl<const Q: usize> Semaphore<Q> {
     /// `true` when it did. For a host that saw, between two reads of that same
     /// word, no slot in use and no caller of any process in a step, so every
     /// place counted belongs to a dead process.
+    #[must_use = "false: the state moved, and nothing was forgotten"]
     pub fn forget_orphan_places(&self, stamp: u64) -> bool {
         let next = Word {
             queued: 0,

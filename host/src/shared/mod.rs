@@ -601,7 +601,7 @@ impl<T: Shareable> SharedRegion<T> {
             Look::Published(len, map) => Settled::Published(len, map),
             Look::Refused(e) => Settled::Refused(e),
             Look::Unpublished(_) if !trust::still_named(path, file) => Settled::Vanished,
-            Look::Unpublished(len) if len == Self::SIZE && Self::untouched(mapped) => {
+            Look::Unpublished(len) if len == Self::SIZE && Self::untouched(mapped.as_ref()) => {
                 Self::remove_abandoned(path, file)
             }
             Look::Unpublished(len) => Settled::Refused(Self::never_published(path, len)),
@@ -611,8 +611,8 @@ impl<T: Shareable> SharedRegion<T> {
     /// Whether the mapping `mapped` holds (the whole file) is all zeros: a file
     /// its creator reserved and died before it wrote anything, not a region
     /// whose header was overwritten (a built one has its structure behind).
-    fn untouched(mapped: &Option<(usize, memmap2::MmapRaw)>) -> bool {
-        mapped.as_ref().is_some_and(|(len, map)| {
+    fn untouched(mapped: Option<&(usize, memmap2::MmapRaw)>) -> bool {
+        mapped.is_some_and(|(len, map)| {
             // SAFETY: the mapping is `len` bytes and stays mapped while read;
             // a byte changing meanwhile only makes the answer a stale one,
             // which the lock and name checks of `remove_abandoned` settle.
