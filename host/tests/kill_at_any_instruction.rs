@@ -347,9 +347,14 @@ fn bulkhead_of_killed_holders_admits_its_limit_to_the_next_callers() {
         .map_while(|_| sem.try_acquire(Priority::Normal).ok())
         .collect();
     let fifth = sem.try_acquire(Priority::Normal);
+    let totals = sem.totals();
     let _ = Semaphore::unlink_shared(&name);
     assert_eq!(admitted.len(), 4, "the bulkhead's full limit comes back");
     assert!(fifth.is_err(), "and no more than its limit");
+    // Counted once each, by their final answer: the 4 dead holders' and the 4
+    // admitted here (the first after giving the dead's back), and the fifth's
+    // refusal.
+    assert_eq!((totals.admitted, totals.rejected_full), (8, 1));
 }
 
 #[test]

@@ -270,6 +270,19 @@ impl<const Q: usize, const N: usize> SemaphoreCell<Q, N> {
         &self,
         p: Priority,
     ) -> Result<Result<Permit, AcquireError>, Corrupt> {
+        self.try_acquire_healing_checked(p, &|| false)
+    }
+
+    /// [`try_acquire_checked`](Self::try_acquire_checked) where a caller the
+    /// core refuses first calls `heal` (DESIGN §8, self-healing: it gives back
+    /// what dead holders hold, `true` when it gave something) and, if it gave
+    /// something, asks the core again with the same claim, so that a call is
+    /// counted once, by its final answer.
+    pub fn try_acquire_healing_checked(
+        &self,
+        p: Priority,
+        heal: &dyn Fn() -> bool,
+    ) -> Result<Result<Permit, AcquireError>, Corrupt> {
         #[cfg(seawall_mutant = "holder_claim_after_core")]
         let admission = {
             // Mutant: the core admits before any slot names the caller.
@@ -277,13 +290,17 @@ impl<const Q: usize, const N: usize> SemaphoreCell<Q, N> {
             kill_point!(Ok(Err(AcquireError::PermitsExhausted)));
             a
         };
-        let Some(claim) = self.claim(false) else {
+        let Some(claim) = self.claim(false, heal) else {
             return Ok(Err(AcquireError::PermitsExhausted));
         };
         kill_point!(Ok(Err(AcquireError::PermitsExhausted)));
         #[cfg(not(seawall_mutant = "holder_claim_after_core"))]
         let admission = self.sem.acquire_raw_checked(p, false);
         kill_point!(Ok(Err(AcquireError::PermitsExhausted)));
+        let admission = match admission {
+            Ok(Err(_)) if heal() => self.sem.acquire_raw_checked(p, false),
+            first => first,
+        };
         let Ok(admission) = admission else {
             self.refuse(claim, RejectReason::Full);
             return Err(Corrupt);
@@ -321,12 +338,27 @@ impl<const Q: usize, const N: usize> SemaphoreCell<Q, N> {
         &self,
         p: Priority,
     ) -> Result<Result<Acquired, AcquireError>, Corrupt> {
-        let Some(claim) = self.claim(true) else {
+        self.acquire_or_enqueue_healing_checked(p, &|| false)
+    }
+
+    /// [`acquire_or_enqueue_checked`](Self::acquire_or_enqueue_checked) with
+    /// `heal` called first when the core refuses, as
+    /// [`try_acquire_healing_checked`](Self::try_acquire_healing_checked) does.
+    pub fn acquire_or_enqueue_healing_checked(
+        &self,
+        p: Priority,
+        heal: &dyn Fn() -> bool,
+    ) -> Result<Result<Acquired, AcquireError>, Corrupt> {
+        let Some(claim) = self.claim(true, heal) else {
             return Ok(Err(AcquireError::PermitsExhausted));
         };
         kill_point!(Ok(Err(AcquireError::PermitsExhausted)));
         let admission = self.sem.acquire_raw_checked(p, true);
         kill_point!(Ok(Err(AcquireError::PermitsExhausted)));
+        let admission = match admission {
+            Ok(Err(_)) if heal() => self.sem.acquire_raw_checked(p, true),
+            first => first,
+        };
         let Ok(admission) = admission else {
             self.refuse(claim, RejectReason::Full);
             return Err(Corrupt);
@@ -348,10 +380,12 @@ impl<const Q: usize, const N: usize> SemaphoreCell<Q, N> {
         })
     }
 
-    /// A slot for an acquire (before the core is asked), three scans at most;
-    /// `None` (a refusal, counted) when every slot is taken.
-    fn claim(&self, enqueue: bool) -> Option<Step> {
-        let claim = (0..3).find_map(|_| self.holders.claim(enqueue));
+    /// A slot for an acquire (before the core is asked), three scans at most,
+    /// and three more after `heal` gave something back; `None` (a refusal,
+    /// counted) when every slot is taken.
+    fn claim(&self, enqueue: bool, heal: &dyn Fn() -> bool) -> Option<Step> {
+        let scan = || (0..3).find_map(|_| self.holders.claim(enqueue));
+        let claim = scan().or_else(|| if heal() { scan() } else { None });
         if claim.is_none() {
             self.totals.refused_unclaimed();
         }

@@ -285,26 +285,6 @@ impl Semaphore {
             && self.reclaim_abandoned() != (0, 0)
     }
 
-    /// `first`, or — when `look(&first)` asks for it and a look for dead
-    /// holders gave something back — the answer of asking `again`.
-    fn again_if_healed<R>(
-        &self,
-        first: R,
-        look: impl Fn(&R) -> Look,
-        again: impl FnOnce() -> R,
-    ) -> R {
-        match look(&first) {
-            Look::Refused if self.heal() => again(),
-            // What the look gives back is granted to the queue in order, this
-            // caller's ticket included: it asks nothing again.
-            Look::Queued => {
-                self.heal();
-                first
-            }
-            Look::No | Look::Refused => first,
-        }
-    }
-
     /// A tracked semaphore in this process's memory, or the first invalid field
     /// (`max_concurrent` 1 ..= 4096, `max_queue` 0 ..= 1024, shares ≤ 100 %).
     pub fn new(config: &SemaphoreConfig) -> Result<Self, ConfigError> {
@@ -520,11 +500,9 @@ impl Semaphore {
                     Err(rej) => Err(AcquireError::Rejected(rej)),
                 }
             }
-            Store::Tracked(h) => self.again_if_healed(
-                h.try_acquire(p),
-                |r| Look::at(r.as_ref().ok()),
-                || h.try_acquire(p),
-            ),
+            Store::Tracked(_) => self
+                .try_acquire_checked(p)
+                .unwrap_or_else(|Corrupt| Err(AcquireError::Rejected(full(self.snapshot())))),
         }
     }
 
@@ -540,11 +518,9 @@ impl Semaphore {
                     Err(rej) => Err(AcquireError::Rejected(rej)),
                 }
             }
-            Store::Tracked(h) => self.again_if_healed(
-                h.acquire_or_enqueue(p),
-                |r| Look::at_acquired(r.as_ref().ok()),
-                || h.acquire_or_enqueue(p),
-            ),
+            Store::Tracked(_) => self
+                .acquire_or_enqueue_checked(p)
+                .unwrap_or_else(|Corrupt| Err(AcquireError::Rejected(full(self.snapshot())))),
         }
     }
 
@@ -645,36 +621,6 @@ impl Semaphore {
     }
 }
 
-/// Whether an acquire's answer calls for a look for dead holders.
-enum Look {
-    /// Admitted, or the region is corrupt: nothing to look for.
-    No,
-    /// Made to wait.
-    Queued,
-    /// Refused: shed, full, or no holder slot free.
-    Refused,
-}
-
-impl Look {
-    /// For an answer that is a permit, or a refusal (`None`).
-    fn at(permit: Option<&Permit>) -> Self {
-        if permit.is_some() {
-            Self::No
-        } else {
-            Self::Refused
-        }
-    }
-
-    /// For an answer that is a permit, a ticket, or a refusal (`None`).
-    fn at_acquired(a: Option<&Acquired>) -> Self {
-        match a {
-            Some(Acquired::Admitted(_)) => Self::No,
-            Some(Acquired::Queued(_)) => Self::Queued,
-            None => Self::Refused,
-        }
-    }
-}
-
 /// The forms that tell a corrupted shared region apart (DESIGN §8): each is its
 /// plain form, with [`Corrupt`] when the semaphore's words hold what seawall
 /// never writes or kept a retry loop going past its bound, which no honest use
@@ -699,14 +645,8 @@ impl Semaphore {
                     Err(rej) => Err(AcquireError::Rejected(rej)),
                 },
             ),
-            Store::Tracked(h) => self.again_if_healed(
-                h.try_acquire_checked(p),
-                |r| match r {
-                    Ok(r) => Look::at(r.as_ref().ok()),
-                    Err(Corrupt) => Look::No,
-                },
-                || h.try_acquire_checked(p),
-            ),
+            // A refusal first gives back what dead holders hold (DESIGN §8).
+            Store::Tracked(h) => h.try_acquire_healing_checked(p, &|| self.heal()),
         };
         self.checked_refusal(got)
     }
@@ -727,14 +667,16 @@ impl Semaphore {
                     Err(rej) => Err(AcquireError::Rejected(rej)),
                 },
             ),
-            Store::Tracked(h) => self.again_if_healed(
-                h.acquire_or_enqueue_checked(p),
-                |r| match r {
-                    Ok(r) => Look::at_acquired(r.as_ref().ok()),
-                    Err(Corrupt) => Look::No,
-                },
-                || h.acquire_or_enqueue_checked(p),
-            ),
+            Store::Tracked(h) => {
+                // A refusal first gives back what dead holders hold; a caller
+                // queued looks after: what comes back is granted to the queue
+                // in order, its ticket included (DESIGN §8).
+                let got = h.acquire_or_enqueue_healing_checked(p, &|| self.heal());
+                if matches!(got, Ok(Ok(Acquired::Queued(_)))) {
+                    self.heal();
+                }
+                got
+            }
         };
         self.checked_refusal(got)
     }
