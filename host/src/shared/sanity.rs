@@ -193,16 +193,55 @@ pub fn check_rate_limit(
 ) -> Result<Result<(), RateLimitError>, Corrupt> {
     let valid = (1..=config.burst).contains(&n);
     let honest = match taken {
-        Ok(()) | Err(RateLimitError::Rejected { .. }) => valid,
+        Ok(()) => valid,
+        Err(RateLimitError::Rejected { retry_after_ns }) => {
+            valid && (retry_after_ns == u64::MAX || retry_after_ns <= longest_wait_ns(config, n))
+        }
         Err(RateLimitError::InvalidCells(_)) => !valid,
     };
     held(honest, taken)
+}
+
+/// The longest an honest refusal of `n` cells asks to wait: the theoretical
+/// arrival time is never more than the tolerance ahead of the latest `now`
+/// (an admission moves it there at most), so a refusal waits at most `n`
+/// emission intervals, plus the tolerance and a second for callers whose
+/// `now` lags another's. (`u64::MAX`, "never", is the end of the clock.)
+fn longest_wait_ns(config: &RateLimiterConfig, n: u32) -> u64 {
+    config
+        .emission_interval_ns()
+        .saturating_mul(u64::from(n))
+        .saturating_add(config.tolerance_ns())
+        .saturating_add(1_000_000_000)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use seawall_core::{ConfigError, Field, Problem};
+
+    #[test]
+    fn a_rate_limiter_wait_past_its_longest_is_corrupt() {
+        // 10 per second, burst 5: T = 100 ms, τ = 400 ms; 2 cells wait at most
+        // 200 + 400 ms, and a second for a lagging caller: 1.6 s.
+        let c = RateLimiterConfig {
+            rate: 10,
+            period_ns: 1_000_000_000,
+            burst: 5,
+        };
+        let wait = |ns| Err(RateLimitError::Rejected { retry_after_ns: ns });
+        assert_eq!(
+            check_rate_limit(&c, 2, wait(1_600_000_000)),
+            Ok(wait(1_600_000_000))
+        );
+        assert_eq!(check_rate_limit(&c, 2, wait(1_600_000_001)), Err(Corrupt));
+        assert_eq!(check_rate_limit(&c, 2, wait(u64::MAX)), Ok(wait(u64::MAX)));
+        // What an overwritten arrival time made one limiter answer.
+        assert_eq!(
+            check_rate_limit(&c, 1, wait(4_600_000_000_000_000_000)),
+            Err(Corrupt)
+        );
+    }
 
     fn breaker(
         open_ms: u64,
