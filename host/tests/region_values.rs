@@ -261,6 +261,10 @@ fn a_bulkhead_of_4_with_693800_active_is_corrupt() {
         &vec![0; SharedRegion::<SemaphoreCell>::SIZE - offset],
     );
     assert_eq!(region.config_checked(), Err(Corrupt));
+    // The handle says so too, rather than refusing as "0 active, 0 queued".
+    assert_eq!(s.snapshot_checked(), Err(Corrupt));
+    assert_eq!(s.try_acquire_checked(Priority::Normal), Err(Corrupt));
+    assert_eq!(s.config(), config, "the configuration this process holds");
 }
 
 fn limiter_config() -> RateLimiterConfig {

@@ -149,29 +149,39 @@ impl Semaphore {
         r: Result<Result<T, AcquireError>, Corrupt>,
     ) -> Result<Result<T, AcquireError>, Corrupt> {
         match r? {
-            Err(AcquireError::Rejected(rej)) => Ok(Err(AcquireError::Rejected(
-                sanity::check_semaphore_rejected(&self.held_config, rej)?,
-            ))),
+            Err(AcquireError::Rejected(rej)) => {
+                // A region whose configuration was overwritten (zeroed, or
+                // another limit) refuses by rules nobody agreed to.
+                if let Store::Tracked(h) = &self.store
+                    && h.config() != self.held_config
+                {
+                    return Err(Corrupt);
+                }
+                Ok(Err(AcquireError::Rejected(
+                    sanity::check_semaphore_rejected(&self.held_config, rej)?,
+                )))
+            }
             other => Ok(other),
         }
     }
 
     /// [`snapshot`](Self::snapshot), or [`Corrupt`] when it counts more permits
-    /// or waiters than the configuration allows.
+    /// or waiters than the configuration allows, or the region's configuration
+    /// is no longer the one agreed.
     pub fn snapshot_checked(&self) -> Result<SemaphoreSnapshot, Corrupt> {
+        if let Store::Tracked(h) = &self.store
+            && h.config() != self.held_config
+        {
+            return Err(Corrupt);
+        }
         sanity::check_snapshot(&self.held_config, self.snapshot())
     }
 
     /// [`full_snapshot`](Self::full_snapshot), checked as
     /// [`snapshot_checked`](Self::snapshot_checked).
     pub fn full_snapshot_checked(&self) -> Result<Snapshot, Corrupt> {
-        let f = self.full_snapshot();
-        let s = SemaphoreSnapshot {
-            active: f.active,
-            queued: f.queued,
-        };
-        sanity::check_snapshot(&self.held_config, s)?;
-        Ok(f)
+        self.snapshot_checked()?;
+        Ok(self.full_snapshot())
     }
 
     /// [`limit`](Self::limit), or [`Corrupt`] when it is not what the
