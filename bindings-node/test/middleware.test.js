@@ -292,3 +292,15 @@ test('a request whose deadline passes while it waits for a permit is answered 50
   gate.resolve();
   assert.equal((await held).status, 200);
 });
+
+test('the health of a breaker open past its open period is degraded (200), before any call probes', async () => {
+  const { healthReport } = require('../lib/middleware/common');
+  const b = new CircuitBreaker({ consecutiveFailures: 1, openDurationMs: 20, openJitterFactor: 0 });
+  await assert.rejects(b.execute(async () => { throw new Error('down'); }), /down/);
+  assert.equal(healthReport({ db: { breaker: b, critical: true } })[0], 503);
+  await new Promise((r) => setTimeout(r, 40));
+  const [status, body] = healthReport({ db: { breaker: b, critical: true } });
+  assert.equal(status, 200);
+  assert.deepEqual(body.dependencies.db, { status: 'degraded', breaker: 'halfOpen', health: null });
+  assert.equal(b.metrics().state, 'open', 'the report changes nothing');
+});

@@ -463,3 +463,25 @@ def test_an_object_with_an_async_call_records_how_its_coroutine_ended():
     # coroutine ended, not when it was made).
     assert b.state == "open"
     assert b.metrics()["totals"]["failures"] == 1
+
+
+def test_the_health_of_a_breaker_open_past_its_open_period_is_degraded_not_unhealthy():
+    # Opened at t for 30 s: unhealthy (503) until then; after it, the next
+    # call would probe, so the health report says half-open (degraded, 200)
+    # without waiting for that call (a load balancer routing on /health would
+    # otherwise keep the instance out of rotation for good).
+    clock = FakeClock()
+    b = count_breaker(clock, window=CountWindow(2), minimum_calls=2, open_duration=30.0, name="db")
+    for _ in range(2):
+        with pytest.raises(ValueError):
+            b.call(boom)
+    report = seawall.HealthReport({"db": b})
+    assert report.answer()[0] == 503
+    clock.advance(29.999)
+    assert report.check()["dependencies"]["db"]["breakers"] == {"db": "open"}
+    assert report.answer()[0] == 503
+    clock.advance(0.001)
+    doc = report.check()
+    assert (doc["status"], doc["dependencies"]["db"]["breakers"]) == ("degraded", {"db": "half_open"})
+    assert report.answer()[0] == 200
+    assert b.state == State.OPEN, "the report changes nothing"

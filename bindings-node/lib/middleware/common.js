@@ -210,7 +210,10 @@ function healthReport(deps) {
       if (e === null || typeof e !== 'object' || e.code !== codes.ESHARED) throw e;
       error = e.message;
     }
-    const state = m === null ? (error === undefined ? null : 'unknown') : m.state;
+    let state = m === null ? (error === undefined ? null : 'unknown') : m.state;
+    // Open past its open period: the next call probes. Until one comes the
+    // state word says open; report what it is.
+    if (state === 'open' && m.retryAfterMs === null) state = 'halfOpen';
     const rank = Math.max(snapshot === null ? 0 : RANK[snapshot.status], state === null ? 0 : RANK[breakerStatus(state)]);
     overall = Math.max(overall, d.critical ? rank : Math.min(rank, 1));
     dependencies[name] = { status: STATUS[rank], breaker: state, health: snapshot };

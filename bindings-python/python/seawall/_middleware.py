@@ -33,8 +33,8 @@ class HealthReport:
 
     ``dependencies`` maps a name to a source or a list of sources: a
     :class:`seawall.Health` (its windowed status, DESIGN §7, and its snapshot),
-    a :class:`~seawall.CircuitBreaker` (closed or disabled: healthy; half-open:
-    degraded; open or forced-open: unhealthy), or a callable returning
+    a :class:`~seawall.CircuitBreaker` (closed or disabled: healthy; half-open,
+    or open past its open period: degraded; open or forced-open: unhealthy), or a callable returning
     ``"healthy"``, ``"degraded"`` or ``"unhealthy"``. A dependency is as
     healthy as its worst source, the service as its worst dependency (healthy
     with none). :meth:`check` gives the document; its HTTP status is 503 when
@@ -65,6 +65,10 @@ class HealthReport:
                 if isinstance(s, CircuitBreaker):
                     try:
                         state = s.state.value
+                        # Open past its open period: the next call probes. Until
+                        # one comes the state word says open; report what it is.
+                        if state == "open" and s.retry_after is None:
+                            state = "half_open"
                         # A shared breaker's permits or probes held by dead workers,
                         # until a caller gives them back (DESIGN §8): reported, they
                         # change no status.

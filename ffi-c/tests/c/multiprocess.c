@@ -527,14 +527,16 @@ static int sem_phase(int processes, uint64_t ops, struct control *ctl) {
   close(start[0]);
   close(start[1]); /* go */
 
-  /* The victim dies holding a permit and a ticket; reclaim them while the
-   * others go on. */
+  /* The victim dies holding a permit and a ticket. The others, refused or
+   * queued meanwhile, give them back by themselves (DESIGN §8, self-healing);
+   * an explicit reclaim now finds what they have not given back yet. Either
+   * way both come back once: the end state below is whole. */
   CHECK(waitpid(victim, &status, 0) == victim);
   CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
   CHECK_STATUS(seawall_semaphore_reclaim_abandoned(s, &reclaimed_permits, &reclaimed_tickets),
                SEAWALL_STATUS_OK);
-  CHECK_U64(reclaimed_permits, 1);
-  CHECK_U64(reclaimed_tickets, 1);
+  CHECK(reclaimed_permits <= 1);
+  CHECK(reclaimed_tickets <= 1);
 
   memset(&sum, 0, sizeof sum);
   for (i = 0; i < processes; i++) {
