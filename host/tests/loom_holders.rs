@@ -298,3 +298,24 @@ fn heal_gate_gives_one_look_to_racing_callers() {
         );
     });
 }
+
+/// A live holder's release racing a reclaim when nobody is dead: the reclaim
+/// gives back nothing, whatever moment of the release it meets (a release
+/// frees its slot only after the core took the permit back, so no moment shows
+/// a permit the table does not account for).
+#[test]
+fn reclaim_never_gives_back_a_live_release_in_progress() {
+    loom::model(|| {
+        let c = cell();
+        let p = c.try_acquire(Priority::Normal).unwrap();
+        let c2 = Arc::clone(&c);
+        let sweeper = thread::spawn(move || c2.reclaim(|_| true));
+        assert_eq!(c.release(p), Ok(()));
+        assert_eq!(
+            sweeper.join().unwrap(),
+            (0, 0),
+            "a reclaim gave back a live holder's permit"
+        );
+        assert_idle(&c);
+    });
+}
