@@ -47,6 +47,31 @@ fn holder_role_takes_a_permit_and_waits_to_be_killed() {
     std::thread::sleep(Duration::from_secs(120));
 }
 
+/// This test binary run again as the holder of a permit of semaphore `name`,
+/// through the command `via` (none: directly).
+fn holder(name: &str, via: &[&str]) -> Command {
+    let me = std::env::current_exe().unwrap();
+    let mut cmd = match via.split_first() {
+        Some((first, rest)) => {
+            let mut c = Command::new(first);
+            c.args(rest).arg(me);
+            c
+        }
+        None => Command::new(me),
+    };
+    cmd.args([
+        "--exact",
+        "holder_role_takes_a_permit_and_waits_to_be_killed",
+        "--ignored",
+        "--nocapture",
+        "--test-threads=1",
+    ])
+    .env(REGION_ENV, name)
+    .stdout(Stdio::piped())
+    .stderr(Stdio::null());
+    cmd
+}
+
 /// Removes the region when the test ends, passed or failed.
 struct Unlink(String);
 
@@ -62,19 +87,7 @@ fn killed_unreaped_holders_permit_is_reclaimed() {
     let _ = Semaphore::unlink_shared(&name);
     let _unlink = Unlink(name.clone());
     let s = Semaphore::open_shared(&name, &config(), &OpenOptions::default()).unwrap();
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "holder_role_takes_a_permit_and_waits_to_be_killed",
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(REGION_ENV, &name)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = holder(&name, &[]).spawn().unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     assert!(
         lines.any(|l| l.is_ok_and(|l| l.contains(READY))),
@@ -150,21 +163,7 @@ fn a_live_holder_in_another_pid_namespace_keeps_its_permit() {
     let _ = Semaphore::unlink_shared(&name);
     let _unlink = Unlink(name.clone());
     let s = Semaphore::open_shared(&name, &config(), &OpenOptions::default()).unwrap();
-    let me = std::env::current_exe().unwrap();
-    let child = Command::new("unshare")
-        .args(["-p", "-f", "--mount-proc"])
-        .arg(&me)
-        .args([
-            "--exact",
-            "holder_role_takes_a_permit_and_waits_to_be_killed",
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(REGION_ENV, &name)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn();
+    let child = holder(&name, &["unshare", "-p", "-f", "--mount-proc"]).spawn();
     let Some(mut child) = child.ok().filter(|_| unshare_pid_works()) else {
         let ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
         assert!(!ci, "unshare -p is needed here and refused (run as root)");
