@@ -152,11 +152,7 @@ impl Semaphore {
             Err(AcquireError::Rejected(rej)) => {
                 // A region whose configuration was overwritten (zeroed, or
                 // another limit) refuses by rules nobody agreed to.
-                if let Store::Tracked(h) = &self.store
-                    && h.config() != self.held_config
-                {
-                    return Err(Corrupt);
-                }
+                self.config_agreed()?;
                 Ok(Err(AcquireError::Rejected(
                     sanity::check_semaphore_rejected(&self.held_config, rej)?,
                 )))
@@ -169,12 +165,17 @@ impl Semaphore {
     /// or waiters than the configuration allows, or the region's configuration
     /// is no longer the one agreed.
     pub fn snapshot_checked(&self) -> Result<SemaphoreSnapshot, Corrupt> {
-        if let Store::Tracked(h) = &self.store
-            && h.config() != self.held_config
-        {
-            return Err(Corrupt);
-        }
+        self.config_agreed()?;
         sanity::check_snapshot(&self.held_config, self.snapshot())
+    }
+
+    /// [`Corrupt`] when a shared region's configuration is no longer the one
+    /// this process agreed to at open.
+    fn config_agreed(&self) -> Result<(), Corrupt> {
+        match &self.store {
+            Store::Tracked(h) if h.config() != self.held_config => Err(Corrupt),
+            _ => Ok(()),
+        }
     }
 
     /// [`full_snapshot`](Self::full_snapshot), checked as
@@ -496,42 +497,20 @@ impl Semaphore {
         n
     }
 
-    /// A permit now for priority `p`, or the rejection; never waits.
+    /// A permit now for priority `p`, or the rejection; never waits. A
+    /// corrupted shared region refuses it as full with the occupancy it reads
+    /// (see [`try_acquire_checked`](Self::try_acquire_checked)).
     pub fn try_acquire(&self, p: Priority) -> Result<Permit, AcquireError> {
-        match &self.store {
-            Store::Untracked(r) => {
-                match self.count_untracked(each!(r, s => s.acquire_raw(p, false)), false) {
-                    Ok(RawAdmission::Admitted) => Ok(Permit { id: 0 }),
-                    // `wait = false` never queues; were it to, leaving is the answer.
-                    Ok(RawAdmission::Queued(t)) => {
-                        let _ = each!(r, s => s.cancel(t));
-                        Err(AcquireError::Rejected(full(self.snapshot())))
-                    }
-                    Err(rej) => Err(AcquireError::Rejected(rej)),
-                }
-            }
-            Store::Tracked(_) => self
-                .try_acquire_checked(p)
-                .unwrap_or_else(|Corrupt| Err(AcquireError::Rejected(full(self.snapshot())))),
-        }
+        self.try_acquire_checked(p)
+            .unwrap_or_else(|Corrupt| Err(AcquireError::Rejected(full(self.snapshot()))))
     }
 
-    /// A permit now, or a place in the queue if there is room, for priority `p`.
+    /// A permit now, or a place in the queue if there is room, for priority
+    /// `p`. A corrupted shared region refuses it as full (see
+    /// [`acquire_or_enqueue_checked`](Self::acquire_or_enqueue_checked)).
     pub fn acquire_or_enqueue(&self, p: Priority) -> Result<Acquired, AcquireError> {
-        match &self.store {
-            Store::Untracked(r) => {
-                match self.count_untracked(each!(r, s => s.acquire_raw(p, true)), true) {
-                    Ok(RawAdmission::Admitted) => Ok(Acquired::Admitted(Permit { id: 0 })),
-                    Ok(RawAdmission::Queued(t)) => Ok(Acquired::Queued(Ticket {
-                        id: u64::from(t.id),
-                    })),
-                    Err(rej) => Err(AcquireError::Rejected(rej)),
-                }
-            }
-            Store::Tracked(_) => self
-                .acquire_or_enqueue_checked(p)
-                .unwrap_or_else(|Corrupt| Err(AcquireError::Rejected(full(self.snapshot())))),
-        }
+        self.acquire_or_enqueue_checked(p)
+            .unwrap_or_else(|Corrupt| Err(AcquireError::Rejected(full(self.snapshot()))))
     }
 
     /// [`acquire_or_enqueue`](Self::acquire_or_enqueue) when `wait`, else
