@@ -307,19 +307,35 @@ impl Breaker {
         &self,
         now: impl FnOnce() -> u64,
     ) -> Result<Result<Permit, AcquireError>, Corrupt> {
-        // The time is read once at most, and kept for a second ask.
+        // The time is read once at most, and kept for what a refusal does.
         let mut clock = Some(now);
         let mut read = None;
-        let mut at = || *read.get_or_insert_with(|| clock.take().map_or(0, |f| f()));
-        let first = self.acquire_once(&mut at);
-        let answer = match first {
-            Ok(Err(ref e)) if holds_capacity(e) && self.heal(at()) => self.acquire_once(at),
-            _ => first,
+        let first = self.acquire_once(|| *read.insert(clock.take().map_or(0, |f| f())));
+        match first {
+            // An admission (the hot path) or a corrupt region: nothing more.
+            Ok(Ok(_)) | Err(Corrupt) => first,
+            Ok(Err(e)) => self.after_refusal(e, read.unwrap_or_else(|| clock.map_or(0, |f| f()))),
+        }
+    }
+
+    /// What a refusal at `now` (ns) does, out of the admission's way: a refusal
+    /// that may be capacity a dead process holds first gives it back and asks
+    /// again (self-healing); a refusal read from a shared region is checked
+    /// against the configuration this process holds (a retry-after of decades
+    /// is an overwritten region, not an answer).
+    #[cold]
+    #[inline(never)]
+    fn after_refusal(
+        &self,
+        e: AcquireError,
+        now: u64,
+    ) -> Result<Result<Permit, AcquireError>, Corrupt> {
+        let answer = if holds_capacity(&e) && self.heal(now) {
+            self.acquire_once(|| now)?
+        } else {
+            Err(e)
         };
-        // A refusal read from a shared region is checked against the
-        // configuration this process holds: a retry-after of decades is an
-        // overwritten region, not an answer.
-        match answer? {
+        match answer {
             Err(AcquireError::Rejected(r)) => Ok(Err(AcquireError::Rejected(
                 sanity::check_rejected(self.longest_open_ns, r)?,
             ))),
